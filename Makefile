@@ -1,0 +1,198 @@
+# parvis — plain GNU Make. One executable per version: bin/<version>.
+#
+#   make [all]        every version this machine can build (+ the tools)
+#   make bin/seq      one version
+#   make list         the versions this machine can build
+#   make clean
+#
+# Overrides: CXX=clang++  STB_INCLUDE=dir  FFTW_INCLUDE=dir FFTW_LIBDIR=dir  NVCC=path
+#            CUDA_ARCH="sm_90" or "native" or "sm_75 sm_86"  SANITIZE=1 (CPU versions,
+#            ASan + UBSan)  NO_STB=1 NO_FFTW=1 NO_CUDA=1 NO_OPENMP=1 (pretend it is missing)
+#
+# How a version is put together (DESIGN.md): main + the image layer + the shared code of
+# every operation (src/<op>/*.cpp that are not version files) + exactly one version file
+# per operation, chosen by name:
+#   seq -> src/<op>/seq.cpp      simd -> src/<op>/simd.cpp      omp -> src/<op>/omp.cpp
+#   cuda-naive -> cuda/<op>/naive.cu   cuda-opt -> cuda/<op>/opt.cu   blur-vN -> cuda/<op>/vN.cu
+# and src/<op>/none.cpp ("<op> is not implemented in <version>") where that file is absent.
+# src/<op>/cpu_*.cpp are linked into the CPU versions only; cuda/*.cu and cuda/<op>/*.cu that
+# are not version files into the CUDA versions only.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
+OPT ?= -O3
+CXXFLAGS ?=
+CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -Isrc -Ibmp -MMD -MP
+LDFLAGS ?=
+LDLIBS := -lm -lpthread
+
+VERSIONS_CPU := seq simd omp
+VERSIONS_CUDA := cuda-naive cuda-opt blur-v1 blur-v2 blur-v3 blur-v4 blur-v5
+OPS := match color filter blur integral
+
+# ---------------------------------------------------------------------------- probes
+HASH := \#
+probe_cxx = $(shell printf '%s\n' $(1) | $(CXX) -x c++ - -o /dev/null $(2) >/dev/null 2>&1 && echo 1)
+
+ifeq ($(NO_OPENMP),)
+HAVE_OPENMP := $(call probe_cxx,'$(HASH)include <omp.h>' 'int main(){return omp_get_max_threads()>0?0:1;}',-fopenmp)
+endif
+
+STB_INCLUDE ?= /usr/include/stb
+ifeq ($(NO_STB),)
+HAVE_STB := $(shell test -f $(STB_INCLUDE)/stb_image.h && test -f $(STB_INCLUDE)/stb_image_write.h && echo 1)
+endif
+
+FFTW_LIBS := -lfftw3f_threads -lfftw3f -lfftw3_threads -lfftw3
+ifeq ($(NO_FFTW),)
+HAVE_FFTW := $(call probe_cxx,'$(HASH)include <fftw3.h>' 'int main(){fftwf_init_threads();fftw_init_threads();return 0;}',$(if $(FFTW_INCLUDE),-I$(FFTW_INCLUDE)) $(if $(FFTW_LIBDIR),-L$(FFTW_LIBDIR)) $(FFTW_LIBS) -lpthread)
+endif
+
+ifeq ($(NO_CUDA),)
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+HAVE_NVCC := $(if $(NVCC),1)
+endif
+
+HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q GPU && echo 1)
+CUDA_ARCH ?= $(if $(HAVE_GPU),native,sm_75 sm_80 sm_86 sm_89 sm_90)
+ifeq ($(strip $(CUDA_ARCH)),native)
+CUDA_GENCODE := -arch=native
+else
+# Real code for every listed arch, plus PTX of the newest for cards after it.
+CUDA_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a:sm_%=%),code=$(a)) \
+                -gencode arch=compute_$(lastword $(CUDA_ARCH:sm_%=%)),code=compute_$(lastword $(CUDA_ARCH:sm_%=%))
+endif
+NVCCFLAGS ?=
+NVCCFLAGS += -std=c++17 -O3 $(CUDA_GENCODE) -Isrc -Ibmp -Icuda -MMD -MP -Xcompiler -Wall
+CUDA_LIBS := -lcufft
+
+ifneq ($(SANITIZE),)
+CXXFLAGS += -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter clean list,$(MAKECMDGOALS)),)
+$(info parvis build ($(CXX)$(if $(SANITIZE), with ASan+UBSan)):)
+$(info $(if $(HAVE_OPENMP),  ✓ OpenMP,  ✗ OpenMP: not found, bin/omp is left out))
+$(info $(if $(HAVE_STB),  ✓ stb ($(STB_INCLUDE)): PNG/JPEG/TGA read and PNG/JPEG write,  ✗ stb: not found under $(STB_INCLUDE), images are BMP/PGM/PPM only (apt-get install libstb-dev, or STB_INCLUDE=dir)))
+$(info $(if $(HAVE_FFTW),  ✓ FFTW: --method fft on the CPU,  ✗ FFTW: not found, the CPU FFT method is left out (apt-get install libfftw3-dev)))
+$(info $(if $(HAVE_NVCC),  ✓ nvcc ($(NVCC)): CUDA versions for $(CUDA_ARCH),  ✗ nvcc: not found, CUDA versions are left out))
+endif
+endif
+
+# ---------------------------------------------------------------------------- what builds
+VERSIONS := seq simd $(if $(HAVE_OPENMP),omp) $(if $(HAVE_NVCC),$(VERSIONS_CUDA))
+ifneq ($(SANITIZE),)
+VERSIONS := $(filter $(VERSIONS_CPU),$(VERSIONS))
+endif
+
+CONFIG := $(CXX)|$(CXXFLAGS)|$(SANITIZE)|stb$(HAVE_STB)|fftw$(HAVE_FFTW)|omp$(HAVE_OPENMP)|$(CUDA_GENCODE)
+CONFIG_ID := $(shell printf '%s' '$(CONFIG)' | cksum | cut -d' ' -f1)
+B := build/$(CONFIG_ID)
+
+DEFS := $(if $(HAVE_STB),-DPARVIS_HAVE_STB=1 -I$(STB_INCLUDE)) \
+        $(if $(HAVE_FFTW),-DPARVIS_HAVE_FFTW=1 $(if $(FFTW_INCLUDE),-I$(FFTW_INCLUDE)))
+FFTW_LINK := $(if $(HAVE_FFTW),$(if $(FFTW_LIBDIR),-L$(FFTW_LIBDIR)) $(FFTW_LIBS))
+
+# Version files and the shared code of each operation.
+VERSION_FILE_NAMES := seq.cpp simd.cpp omp.cpp none.cpp naive.cu opt.cu v1.cu v2.cu v3.cu v4.cu v5.cu
+vfile_seq = src/$(1)/seq.cpp
+vfile_simd = src/$(1)/simd.cpp
+vfile_omp = src/$(1)/omp.cpp
+vfile_cuda-naive = cuda/$(1)/naive.cu
+vfile_cuda-opt = cuda/$(1)/opt.cu
+vfile_blur-v1 = cuda/$(1)/v1.cu
+vfile_blur-v2 = cuda/$(1)/v2.cu
+vfile_blur-v3 = cuda/$(1)/v3.cu
+vfile_blur-v4 = cuda/$(1)/v4.cu
+vfile_blur-v5 = cuda/$(1)/v5.cu
+op_file = $(firstword $(wildcard $(call vfile_$(2),$(1))) src/$(1)/none.cpp)
+version_files = $(foreach op,$(OPS),$(call op_file,$(op),$(1)))
+
+not_version = $(filter-out $(addprefix %/,$(VERSION_FILE_NAMES)),$(1))
+CORE_SRC := $(filter-out src/common/version.cpp src/common/device_cpu.cpp src/common/selftest.cpp src/common/cli_main.cpp,\
+              $(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
+OP_SHARED_SRC := $(filter-out src/%/cpu_%,$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS) video)))))
+CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) src/common/device_cpu.cpp
+CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
+APP_SRC := src/main.cpp src/common/selftest.cpp $(CORE_SRC) $(OP_SHARED_SRC)
+
+obj = $(patsubst %,$(B)/%.o,$(1))
+version_obj = $(B)/version/$(1).o
+version_objs = $(call obj,$(APP_SRC) $(call version_files,$(1)) \
+                 $(if $(filter $(VERSIONS_CUDA),$(1)),$(CUDA_ONLY_SRC),$(CPU_ONLY_SRC))) \
+               $(call version_obj,$(1))
+
+# ---------------------------------------------------------------------------- rules
+.PHONY: all list clean tools fuzz FORCE
+all: $(addprefix bin/,$(VERSIONS)) tools
+
+list:
+	@printf '%s\n' $(VERSIONS)
+
+# Relink when the configuration changes (compiler, flags, optional libraries).
+$(B)/config.stamp: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(CONFIG)' | cmp -s - $@ || printf '%s\n' '$(CONFIG)' > $@
+
+$(B)/%.cpp.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $(DEFS) $(if $(filter src/%/omp.cpp,$<),-fopenmp) -c $< -o $@
+
+$(B)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(B)/version/%.o: src/common/version.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -DPARVIS_VERSION_NAME='"$*"' -c $< -o $@ -MF $(@:.o=.d)
+
+define cpu_version
+bin/$(1): $(call version_objs,$(1)) $(B)/config.stamp
+	@mkdir -p bin
+	$(CXX) $(LDFLAGS) $(if $(filter omp,$(1)),-fopenmp) -o $$@ $$(filter %.o,$$^) $(FFTW_LINK) $(LDLIBS)
+endef
+define cuda_version
+bin/$(1): $(call version_objs,$(1)) $(B)/config.stamp
+	@mkdir -p bin
+	$(NVCC) $(CUDA_GENCODE) -o $$@ $$(filter %.o,$$^) $(CUDA_LIBS) $(LDLIBS)
+endef
+$(foreach v,$(filter $(VERSIONS_CPU),$(VERSIONS)),$(eval $(call cpu_version,$(v))))
+$(foreach v,$(filter $(VERSIONS_CUDA),$(VERSIONS)),$(eval $(call cuda_version,$(v))))
+
+# A version this machine cannot build: say why, fail.
+$(addprefix bin/,$(filter-out $(VERSIONS),$(VERSIONS_CPU) $(VERSIONS_CUDA))):
+	@echo "parvis: cannot build $(@F) here: $(if $(filter $(VERSIONS_CUDA),$(@F)),$(if $(SANITIZE),CUDA versions are not built with SANITIZE=1,nvcc was not found (install the CUDA toolkit or set NVCC=)),OpenMP was not found)" >&2; exit 1
+
+# Tools: the sample-image generator and the test helpers (not versions).
+TOOL_CORE := $(call obj,$(CORE_SRC)) $(call version_obj,tools)
+TOOL_SRC := images/gen.cpp tests/image_test.cpp tests/compare.cpp
+TOOLS := $(addprefix bin/parvis-,$(patsubst gen,gen,$(subst image_test,imgtest,$(basename $(notdir $(wildcard $(TOOL_SRC)))))))
+tools: $(TOOLS)
+bin/parvis-gen: $(call obj,images/gen.cpp) $(TOOL_CORE) $(B)/config.stamp
+	@mkdir -p bin
+	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+bin/parvis-imgtest: $(call obj,tests/image_test.cpp) $(TOOL_CORE) $(B)/config.stamp
+	@mkdir -p bin
+	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+bin/parvis-compare: $(call obj,tests/compare.cpp) $(TOOL_CORE) $(B)/config.stamp
+	@mkdir -p bin
+	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
+# libFuzzer harness for the image readers (clang only).
+FUZZ_CXX ?= clang++
+fuzz: bin/fuzz-image
+bin/fuzz-image: tests/fuzz/fuzz_image.cpp $(CORE_SRC) src/common/version.cpp
+	@mkdir -p bin
+	$(FUZZ_CXX) -std=c++17 -O1 -g -Isrc -Ibmp $(DEFS) -DPARVIS_VERSION_NAME='"fuzz"' \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $^
+
+clean:
+	rm -rf build bin
+
+FORCE:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,140 @@
+// Shared CUDA helpers: every API call and launch checked with file:line, RAII device and
+// pinned buffers, an event timer. Primitives (warp/block scans, reductions) are added here
+// as thread -> warp -> block layers, CUB style, when more than one kernel needs them.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "common/status.hpp"
+
+namespace parvis::cuda {
+
+// Turns a CUDA error into a runtime Status naming the call site.
+inline Status cuda_status(cudaError_t e, const char* what, const char* file, int line) {
+  if (e == cudaSuccess) return Status::Ok();
+  return Status::runtime(std::string("CUDA error at ") + file + ":" + std::to_string(line) + ": " +
+                         what + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace parvis::cuda
+
+// Checks a CUDA API call; on failure returns a runtime Status from the enclosing function.
+#define CUDA_CHECK(call)                                                                   \
+  do {                                                                                     \
+    cudaError_t cuda_check_e_ = (call);                                                    \
+    if (cuda_check_e_ != cudaSuccess)                                                      \
+      return ::parvis::cuda::cuda_status(cuda_check_e_, #call, __FILE__, __LINE__);        \
+  } while (0)
+
+// Checks the launch just made (configuration errors) without synchronising.
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+namespace parvis::cuda {
+
+// A device allocation owned by its scope (plain cudaMalloc, never managed memory).
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+
+  // (Re)allocates `count` elements; checks the request against free device memory first
+  // so that an oversized request fails with a clear message instead of a driver error.
+  Status alloc(size_t count) {
+    if (count == count_ && ptr_) return Status::Ok();
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+    if (count == 0) return Status::Ok();
+    if (count > SIZE_MAX / sizeof(T)) return Status::bad_input("device buffer size overflows");
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (count * sizeof(T) > free_b)
+      return Status::runtime("needs " + std::to_string(count * sizeof(T) >> 20) +
+                             " MiB of GPU memory, only " + std::to_string(free_b >> 20) +
+                             " MiB free");
+    CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(T)));
+    count_ = count;
+    return Status::Ok();
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+  }
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+// Page-locked host memory, for fast and asynchronous transfers.
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() { cudaFreeHost(ptr_); }
+  Status alloc(size_t count) {
+    if (count <= count_ && ptr_) return Status::Ok();
+    cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+    if (count > SIZE_MAX / sizeof(T)) return Status::bad_input("host buffer size overflows");
+    CUDA_CHECK(cudaMallocHost(&ptr_, count * sizeof(T)));
+    count_ = count;
+    return Status::Ok();
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+// Times GPU work between start() and stop() with CUDA events (milliseconds).
+class EventTimer {
+ public:
+  EventTimer() {
+    cudaEventCreate(&a_);
+    cudaEventCreate(&b_);
+  }
+  ~EventTimer() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  Status start(cudaStream_t s = 0) {
+    CUDA_CHECK(cudaEventRecord(a_, s));
+    return Status::Ok();
+  }
+  Status stop(float* ms, cudaStream_t s = 0) {
+    CUDA_CHECK(cudaEventRecord(b_, s));
+    CUDA_CHECK(cudaEventSynchronize(b_));
+    CUDA_CHECK(cudaEventElapsedTime(ms, a_, b_));
+    return Status::Ok();
+  }
+
+ private:
+  cudaEvent_t a_{}, b_{};
+};
+
+// Fails with a clear runtime error when no CUDA device is usable.
+Status require_device();
+
+inline unsigned div_up(size_t a, size_t b) { return unsigned((a + b - 1) / b); }
+
+}  // namespace parvis::cuda

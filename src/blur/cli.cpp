@@ -1,0 +1,7 @@
+// TEMPORARY placeholder until the blur subcommand lands (issue 3): says so, exit 2.
+#include "common/cli.hpp"
+#include "common/subcommands.hpp"
+
+namespace parvis {
+int cli_blur(int, char**) { return report_failure(Status::not_implemented("blur")); }
+}  // namespace parvis

@@ -1,0 +1,91 @@
+// A tiny, uniform command-line parser shared by every subcommand, and the helpers
+// every subcommand needs to report: results on stdout (a line, or JSON), timings on
+// stderr, one error line and an exit code on failure.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+
+namespace parvis {
+
+class ArgParser {
+ public:
+  // `usage` is the synopsis line(s) printed by --help, before the option list.
+  explicit ArgParser(std::string usage) : usage_(std::move(usage)) {}
+
+  void flag(const std::string& name, bool* out, const std::string& help);
+  void option(const std::string& name, std::string* out, const std::string& meta,
+              const std::string& help);
+  void option(const std::string& name, int* out, const std::string& meta, const std::string& help);
+  void option(const std::string& name, double* out, const std::string& meta,
+              const std::string& help);
+  // An option that may be given several times.
+  void repeated(const std::string& name, std::vector<std::string>* out, const std::string& meta,
+                const std::string& help);
+
+  // Parses argv[first..argc). Positional arguments go to `positional`. Returns a usage
+  // error for unknown options or bad values. Sets help_requested() on -h/--help.
+  Status parse(int argc, char** argv, int first, std::vector<std::string>* positional);
+  bool help_requested() const { return help_; }
+  std::string help_text() const;
+
+ private:
+  struct Opt {
+    std::string name, meta, help;
+    bool takes_value;
+    std::function<Status(const std::string&)> set;
+  };
+  std::string usage_;
+  std::vector<Opt> opts_;
+  bool help_ = false;
+};
+
+// Parses "WxH" (e.g. "1920x1080") into positive ints.
+Status parse_size(const std::string& s, int* w, int* h);
+// Parses a decimal integer within [lo, hi].
+Status parse_int(const std::string& s, int64_t lo, int64_t hi, int64_t* out);
+
+// Prints "parvis <version>: <message>" on stderr and returns the status's exit code.
+int report_failure(const Status& s);
+
+// Monotonic milliseconds.
+double now_ms();
+
+// Where the time of one operation went. CPU versions fill compute only; CUDA versions
+// fill all three (CUDA events). Negative = not applicable.
+struct Timings {
+  double upload_ms = -1;
+  double compute_ms = 0;
+  double download_ms = -1;
+};
+// Prints "time: total T ms [upload U, compute C, download D]" on stderr.
+void print_timings(const char* what, double total_ms, const Timings& t);
+
+// Minimal JSON object writer for --json results (one object, flat or nested).
+class Json {
+ public:
+  Json& key(const std::string& k);
+  Json& str(const std::string& v);
+  Json& num(double v);
+  Json& num(int64_t v);
+  Json& num(uint64_t v);
+  Json& num(int v) { return num(int64_t(v)); }
+  Json& boolean(bool v);
+  Json& begin_object();
+  Json& end_object();
+  Json& begin_array();
+  Json& end_array();
+  const std::string& text() const { return out_; }
+
+ private:
+  void sep();
+  void quote(const std::string& v);
+  std::string out_;
+  std::vector<bool> first_{true};
+  bool after_key_ = false;
+};
+
+}  // namespace parvis

@@ -1,0 +1,57 @@
+// The one image type of parvis: 8-bit, 1 (grey) or 3 (RGB, in that order) channels,
+// rows `stride` bytes apart, owning its pixels.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/status.hpp"
+
+namespace parvis {
+
+// Largest image buffer we accept (DESIGN/issue 2: a declared image over 2^31 bytes is refused).
+constexpr uint64_t kMaxImageBytes = uint64_t(1) << 31;
+
+struct Image {
+  int width = 0;
+  int height = 0;
+  int channels = 0;   // 1 = grey, 3 = RGB
+  size_t stride = 0;  // bytes from one row to the next (>= width * channels)
+  std::vector<uint8_t> pixels;
+
+  bool empty() const { return width == 0 || height == 0; }
+  uint8_t* row(int y) { return pixels.data() + size_t(y) * stride; }
+  const uint8_t* row(int y) const { return pixels.data() + size_t(y) * stride; }
+  uint8_t* at(int x, int y) { return row(y) + size_t(x) * channels; }
+  const uint8_t* at(int x, int y) const { return row(y) + size_t(x) * channels; }
+};
+
+struct Rgb {
+  uint8_t r, g, b;
+};
+
+struct Rect {
+  int x = 0, y = 0, w = 0, h = 0;
+};
+
+// Checks that width x height x channels is a valid, representable image size.
+Status check_image_size(int64_t width, int64_t height, int channels);
+
+// Allocates a zeroed, tightly packed image (stride = width * channels), size checked.
+Status image_alloc(int width, int height, int channels, Image* out);
+
+// Greyscale per the numerical contract (OpenCV fixed point):
+// Y = (4899 R + 9617 G + 1868 B + 8192) >> 14. A grey input is copied.
+uint8_t gray_of(uint8_t r, uint8_t g, uint8_t b);
+Image to_gray(const Image& in);
+
+// A copy of `in` with 3 channels (grey is replicated), for drawing coloured marks.
+Image to_rgb(const Image& in);
+
+// Draws the outline of `r` (clipped to the image), `thickness` pixels wide, inwards.
+void draw_rect(Image* img, Rect r, Rgb color, int thickness);
+
+// Copies the sub-rectangle `r` (must lie inside `in`).
+Image crop(const Image& in, Rect r);
+
+}  // namespace parvis

@@ -1,0 +1,22 @@
+// The subcommands of ./main. Each lives beside its operation (src/<op>/cli.cpp) and is
+// shared by every version; it reaches the version only through the operation's entry points.
+#pragma once
+#include <string>
+
+#include "common/status.hpp"
+
+namespace parvis {
+
+// argv[0] is the subcommand's name; options follow.
+int cli_match(int argc, char** argv);
+int cli_filter(int argc, char** argv);
+int cli_blur(int argc, char** argv);
+int cli_integral(int argc, char** argv);
+int cli_video(int argc, char** argv);
+int bench_match(int argc, char** argv);  // ./main bench match ...
+
+// What this executable computes on: "cpu" or the CUDA device's name. A CUDA version
+// with no usable device returns a runtime error (exit 3). Defined per kind of version.
+Status device_describe(std::string* name);
+
+}  // namespace parvis

@@ -1,0 +1,90 @@
+// parvis: the one command-line driver, shared by every version. It only dispatches;
+// each subcommand lives beside its operation (src/<op>/cli.cpp).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "common/cli.hpp"
+#include "common/selftest.hpp"
+#include "common/subcommands.hpp"
+
+using namespace parvis;
+
+namespace {
+
+void print_help() {
+  std::printf(
+      "parvis (%s): classic parallel image kernels, every version bit-identical to seq\n"
+      "\n"
+      "usage:\n"
+      "  ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
+      "               [--out annotated.png] [--map scores.npy] [--top K] [--color blue] [--json]\n"
+      "  ./main filter IN OUT --kernel identity|sharpen|edge|gaussian|box|unsharp [--size 3|5]\n"
+      "               [--border zero|replicate|reflect101]\n"
+      "  ./main blur IN... OUT... [--map MAP.png | --radial] [--sigma-max S]\n"
+      "  ./main integral IN | --random WxH [--type auto|u32|u64|f64] [--squared] [--out X.npy]\n"
+      "  ./main video IN.y4m|- TEMPLATE [--out annotated.y4m] [--csv|--json]\n"
+      "  ./main bench match ...\n"
+      "  ./main selftest          the seeds' worked examples on this version\n"
+      "  ./main device            what this version computes on\n"
+      "  ./main --version         the version name\n"
+      "\n"
+      "Each subcommand has --help. Results go to stdout, timings to stderr.\n"
+      "Exit codes: 0 ok, 1 usage, 2 bad input, 3 runtime or device error.\n",
+      kVersionName);
+}
+
+int run_selftest() {
+  std::string dev;
+  Status s = device_describe(&dev);
+  if (!s.ok()) return report_failure(s);
+  std::printf("selftest of %s on %s\n", kVersionName, dev.c_str());
+  SelftestReport r;
+  selftest_match(r);
+  selftest_color(r);
+  selftest_filter(r);
+  selftest_blur(r);
+  selftest_integral(r);
+  std::printf("%d passed, %d failed, %d skipped\n", r.passed, r.failed, r.skipped);
+  return r.failed == 0 ? kExitOk : kExitRuntime;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_help();
+    return kExitUsage;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    print_help();
+    return kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("%s\n", kVersionName);
+    return kExitOk;
+  }
+  if (cmd == "match") return cli_match(argc - 1, argv + 1);
+  if (cmd == "filter") return cli_filter(argc - 1, argv + 1);
+  if (cmd == "blur") return cli_blur(argc - 1, argv + 1);
+  if (cmd == "integral") return cli_integral(argc - 1, argv + 1);
+  if (cmd == "video") return cli_video(argc - 1, argv + 1);
+  if (cmd == "selftest") return run_selftest();
+  if (cmd == "device") {
+    std::string dev;
+    Status s = device_describe(&dev);
+    if (!s.ok()) return report_failure(s);
+    std::printf("%s\n", dev.c_str());
+    return kExitOk;
+  }
+  if (cmd == "bench") {
+    if (argc >= 3 && std::strcmp(argv[2], "match") == 0) return bench_match(argc - 2, argv + 2);
+    if (argc >= 3 && (std::strcmp(argv[2], "-h") == 0 || std::strcmp(argv[2], "--help") == 0)) {
+      std::printf("usage: ./main bench match [options]   (see ./main bench match --help)\n");
+      return kExitOk;
+    }
+    return report_failure(Status::usage("bench: say which operation (available: match)"));
+  }
+  return report_failure(Status::usage("unknown command '" + cmd + "' (see ./main --help)"));
+}

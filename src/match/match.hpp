@@ -1,0 +1,57 @@
+// Template matching (seeds 000 and 003): SSD or SAD of a grey template slid over a grey
+// source. Every version defines the entry points below; all must agree with seq bit for bit.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/image.hpp"
+#include "common/status.hpp"
+
+namespace parvis::match {
+
+enum class Metric { SSD, SAD };
+enum class Method { Auto, Direct, FFT };
+
+struct Params {
+  Metric metric = Metric::SSD;
+  Method method = Method::Auto;
+  int top_k = 1;          // how many best positions to report (>= 1)
+  bool want_map = false;  // fill Result::map with every score
+};
+
+// One candidate position: top-left corner of the template in the source.
+struct Position {
+  int x = 0, y = 0;
+  uint64_t score = 0;  // exact integer SSD or SAD
+};
+
+struct Result {
+  // The top_k best positions: smallest score first; ties go to the smallest y, then x.
+  std::vector<Position> best;
+  int map_width = 0, map_height = 0;  // W - w + 1, H - h + 1
+  std::vector<double> map;            // row-major scores, only when Params::want_map
+  Method method_used = Method::Direct;
+  std::string explain;  // why `auto` chose the method it did
+  Timings timings;
+};
+
+// A matcher prepared once from a template (spectra, plans, device buffers live here)
+// and run on many sources or video frames. Each version defines `Matcher`.
+struct Matcher;
+struct MatcherDeleter {
+  void operator()(Matcher* m) const;
+};
+using MatcherPtr = std::unique_ptr<Matcher, MatcherDeleter>;
+
+// `gray_template` has 1 channel and is not empty. Errors: bad params (exit 2).
+Status matcher_create(const Image& gray_template, const Params& params, MatcherPtr* out);
+// `gray_source` has 1 channel and is at least as large as the template.
+Status matcher_run(Matcher* matcher, const Image& gray_source, Result* out);
+
+const char* metric_name(Metric m);
+const char* method_name(Method m);
+
+}  // namespace parvis::match

@@ -1,0 +1,27 @@
+// Image files: own BMP and PGM/PPM codecs; PNG/JPEG/TGA through stb when it was found at
+// build time. Reading picks the format from the file's magic bytes, writing from the
+// extension. Failures come back as a Status with a reason; nothing here prints or exits.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/image.hpp"
+#include "common/status.hpp"
+
+namespace parvis {
+
+// Reads any supported file into a 1- (grey) or 3-channel (RGB) image. Palette images with a
+// grey palette come back grey, other palettes RGB; alpha is dropped.
+Status image_read(const std::string& path, Image* out);
+Status image_decode(const uint8_t* data, size_t size, Image* out);
+
+// Writes by extension: .bmp (8-bit grey with palette, or 24-bit), .pgm/.ppm (P5/P6; a
+// 3-channel image to .pgm is refused), .png/.jpg/.jpeg (stb). Atomic: temp file + rename.
+Status image_write(const std::string& path, const Image& img);
+Status image_encode(const Image& img, const std::string& extension, std::vector<uint8_t>* out);
+
+// True when PNG/JPEG support (stb) was compiled in.
+bool image_have_stb();
+
+}  // namespace parvis

@@ -76,7 +76,7 @@ endif
 ifeq ($(MAKELEVEL),0)
 ifeq ($(filter clean list,$(MAKECMDGOALS)),)
 $(info parvis build ($(CXX)$(if $(SANITIZE), with ASan+UBSan)):)
-$(info $(if $(HAVE_OPENMP),  ✓ OpenMP,  ✗ OpenMP: not found, bin/omp is left out))
+$(info $(if $(HAVE_OPENMP),  ✓ OpenMP,  ✗ OpenMP: not found, $(BIN)/omp is left out))
 $(info $(if $(HAVE_STB),  ✓ stb ($(STB_INCLUDE)): PNG/JPEG/TGA read and PNG/JPEG write,  ✗ stb: not found under $(STB_INCLUDE), images are BMP/PGM/PPM only (apt-get install libstb-dev, or STB_INCLUDE=dir)))
 $(info $(if $(HAVE_FFTW),  ✓ FFTW: --method fft on the CPU,  ✗ FFTW: not found, the CPU FFT method is left out (apt-get install libfftw3-dev)))
 $(info $(if $(HAVE_NVCC),  ✓ nvcc ($(NVCC)): CUDA versions for $(CUDA_ARCH),  ✗ nvcc: not found, CUDA versions are left out))
@@ -91,7 +91,10 @@ endif
 
 CONFIG := $(CXX)|$(CXXFLAGS)|$(SANITIZE)|stb$(HAVE_STB)|fftw$(HAVE_FFTW)|omp$(HAVE_OPENMP)|$(CUDA_GENCODE)
 CONFIG_ID := $(shell printf '%s' '$(CONFIG)' | cksum | cut -d' ' -f1)
-B := build/$(CONFIG_ID)
+# BUILD and BIN may be moved (e.g. BUILD=/tmp/b BIN=/tmp/bin) to keep parallel builds apart.
+BUILD ?= build
+BIN ?= bin
+B := $(BUILD)/$(CONFIG_ID)
 
 DEFS := $(if $(HAVE_STB),-DPARVIS_HAVE_STB=1 -I$(STB_INCLUDE)) \
         $(if $(HAVE_FFTW),-DPARVIS_HAVE_FFTW=1 $(if $(FFTW_INCLUDE),-I$(FFTW_INCLUDE)))
@@ -128,7 +131,7 @@ version_objs = $(call obj,$(APP_SRC) $(call version_files,$(1)) \
 
 # ---------------------------------------------------------------------------- rules
 .PHONY: all list clean tools fuzz FORCE
-all: $(addprefix bin/,$(VERSIONS)) tools
+all: $(addprefix $(BIN)/,$(VERSIONS)) tools
 
 list:
 	@printf '%s\n' $(VERSIONS)
@@ -151,47 +154,47 @@ $(B)/version/%.o: src/common/version.cpp
 	$(CXX) $(CXXFLAGS) -DPARVIS_VERSION_NAME='"$*"' -c $< -o $@ -MF $(@:.o=.d)
 
 define cpu_version
-bin/$(1): $(call version_objs,$(1)) $(B)/config.stamp
-	@mkdir -p bin
+$(BIN)/$(1): $(call version_objs,$(1)) $(B)/config.stamp
+	@mkdir -p $(BIN)
 	$(CXX) $(LDFLAGS) $(if $(filter omp,$(1)),-fopenmp) -o $$@ $$(filter %.o,$$^) $(FFTW_LINK) $(LDLIBS)
 endef
 define cuda_version
-bin/$(1): $(call version_objs,$(1)) $(B)/config.stamp
-	@mkdir -p bin
+$(BIN)/$(1): $(call version_objs,$(1)) $(B)/config.stamp
+	@mkdir -p $(BIN)
 	$(NVCC) $(CUDA_GENCODE) -o $$@ $$(filter %.o,$$^) $(CUDA_LIBS) $(LDLIBS)
 endef
 $(foreach v,$(filter $(VERSIONS_CPU),$(VERSIONS)),$(eval $(call cpu_version,$(v))))
 $(foreach v,$(filter $(VERSIONS_CUDA),$(VERSIONS)),$(eval $(call cuda_version,$(v))))
 
 # A version this machine cannot build: say why, fail.
-$(addprefix bin/,$(filter-out $(VERSIONS),$(VERSIONS_CPU) $(VERSIONS_CUDA))):
+$(addprefix $(BIN)/,$(filter-out $(VERSIONS),$(VERSIONS_CPU) $(VERSIONS_CUDA))):
 	@echo "parvis: cannot build $(@F) here: $(if $(filter $(VERSIONS_CUDA),$(@F)),$(if $(SANITIZE),CUDA versions are not built with SANITIZE=1,nvcc was not found (install the CUDA toolkit or set NVCC=)),OpenMP was not found)" >&2; exit 1
 
 # Tools: the sample-image generator and the test helpers (not versions).
 TOOL_CORE := $(call obj,$(CORE_SRC)) $(call version_obj,tools)
 TOOL_SRC := images/gen.cpp tests/image_test.cpp tests/compare.cpp
-TOOLS := $(addprefix bin/parvis-,$(patsubst gen,gen,$(subst image_test,imgtest,$(basename $(notdir $(wildcard $(TOOL_SRC)))))))
+TOOLS := $(addprefix $(BIN)/parvis-,$(patsubst gen,gen,$(subst image_test,imgtest,$(basename $(notdir $(wildcard $(TOOL_SRC)))))))
 tools: $(TOOLS)
-bin/parvis-gen: $(call obj,images/gen.cpp) $(TOOL_CORE) $(B)/config.stamp
-	@mkdir -p bin
+$(BIN)/parvis-gen: $(call obj,images/gen.cpp) $(TOOL_CORE) $(B)/config.stamp
+	@mkdir -p $(BIN)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
-bin/parvis-imgtest: $(call obj,tests/image_test.cpp) $(TOOL_CORE) $(B)/config.stamp
-	@mkdir -p bin
+$(BIN)/parvis-imgtest: $(call obj,tests/image_test.cpp) $(TOOL_CORE) $(B)/config.stamp
+	@mkdir -p $(BIN)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
-bin/parvis-compare: $(call obj,tests/compare.cpp) $(TOOL_CORE) $(B)/config.stamp
-	@mkdir -p bin
+$(BIN)/parvis-compare: $(call obj,tests/compare.cpp) $(TOOL_CORE) $(B)/config.stamp
+	@mkdir -p $(BIN)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # libFuzzer harness for the image readers (clang only).
 FUZZ_CXX ?= clang++
-fuzz: bin/fuzz-image
-bin/fuzz-image: tests/fuzz/fuzz_image.cpp $(CORE_SRC) src/common/version.cpp
-	@mkdir -p bin
+fuzz: $(BIN)/fuzz-image
+$(BIN)/fuzz-image: tests/fuzz/fuzz_image.cpp $(CORE_SRC) src/common/version.cpp
+	@mkdir -p $(BIN)
 	$(FUZZ_CXX) -std=c++17 -O1 -g -Isrc -Ibmp $(DEFS) -DPARVIS_VERSION_NAME='"fuzz"' \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $^
 
 clean:
-	rm -rf build bin
+	rm -rf $(BUILD) $(BIN)
 
 FORCE:
 

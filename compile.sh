@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# ./compile.sh <version>|all : build bin/<version> and point ./main at it.
+# `all` builds every version this machine can build and points ./main at seq, the
+# reference, which has every operation. Make variables come from the environment
+# (CXX=clang++, CUDA_ARCH=sm_75, SANITIZE=1, ...).
+set -u
+cd "$(dirname "$(readlink -f "$0")")" || exit 1
+BIN=${BIN:-bin}
+known=$(sed -n 's/^VERSIONS_\(CPU\|CUDA\) := //p' Makefile | tr '\n' ' ')
+if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
+  echo "usage: ./compile <version>|all    versions: $known"
+  [ $# -eq 1 ] && exit 0 || exit 1
+fi
+v=$1
+if [ "$v" != all ]; then
+  case " $known " in *" $v "*) ;; *)
+    echo "compile: unknown version '$v'; valid: $known all" >&2; exit 1 ;; esac
+  buildable=$(make -s list 2>/dev/null | tr '\n' ' ')
+  case " $buildable " in *" $v "*) ;; *)
+    case "$v" in
+      cuda-*|blur-v*) echo "compile: $v needs nvcc (the CUDA toolkit), which was not found; CPU versions: seq simd omp" >&2 ;;
+      *) echo "compile: $v cannot be built here (OpenMP not found: install libomp-dev for clang, or use g++)" >&2 ;;
+    esac
+    exit 1 ;;
+  esac
+  make -j"$(nproc)" "$BIN/$v" tools || exit 1
+  ln -sfn "$BIN/$v" main
+  echo "./main -> $BIN/$v"
+else
+  make -j"$(nproc)" all || exit 1
+  ln -sfn "$BIN/seq" main
+  echo "built: $(make -s list | tr '\n' ' ')"
+  echo "./main -> $BIN/seq (the reference; ./compile <version> to point it at another)"
+fi

@@ -2,6 +2,7 @@
 // to tell a full (blue soap) capsule from an empty one.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "common/cli.hpp"
 #include "common/image.hpp"
@@ -24,6 +25,21 @@ struct Hsv {
 // versions' host code and mirrored exactly by the device code).
 Hsv rgb_to_hsv(uint8_t r, uint8_t g, uint8_t b);
 bool in_range(Hsv p, const HsvRange& range);
+
+// OpenCV's fixed-point reciprocals behind rgb_to_hsv (its sdiv_table and hdiv_table180, with
+// hsv_shift = 12), for code that must mirror the conversion exactly (e.g. device code):
+//   hsv_sdiv(v)       = round(255 * 2^12 / v),         0 for v = 0
+//   hsv_hdiv180(diff) = round(180 * 2^12 / (6 * diff)), 0 for diff = 0
+constexpr int kHsvShift = 12;
+int hsv_sdiv(int v);
+int hsv_hdiv180(int diff);
+
+// 0 <= min <= max on every channel, H <= 179, S and V <= 255. Usage error (exit 1).
+Status check_range(const HsvRange& range);
+// `rgb` has 3 channels; `rect` is not empty and lies inside it. Bad input (exit 2).
+Status check_count_input(const Image& rgb, Rect rect);
+// The ranges --color knows by name ("blue" = the default HsvRange); others: usage error.
+Status named_range(const std::string& name, HsvRange* out);
 
 struct CountResult {
   uint64_t matching = 0;  // pixels inside the range

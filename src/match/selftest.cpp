@@ -1,6 +1,258 @@
-// TEMPORARY placeholder until the match reference lands (issue 3).
+// Template matching selftest: seed 000's worked example (the 5x5 source, the 2x2 template,
+// SSD(row 1, column 2) = 72), its SAD map, the tie rule, edge sizes, the property "a template
+// cut from the source is found where it was cut, with score 0", and every score of a small
+// random case against a naive recomputation here. Run through the linked version.
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "common/selftest.hpp"
+#include "match/match_common.hpp"
 
 namespace parvis {
-void selftest_match(SelftestReport& r) { r.skip("match", "no selftest yet"); }
+
+namespace {
+
+using match::Method;
+using match::Metric;
+using match::Position;
+
+// A grey image from row-major values.
+Image gray_image(int w, int h, const std::vector<int>& values) {
+  Image img;
+  image_alloc(w, h, 1, &img);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img.at(x, y)[0] = uint8_t(values[size_t(y) * w + x]);
+  return img;
+}
+
+// Deterministic pseudo-random grey image (a 32-bit LCG; the high byte).
+Image noise_image(int w, int h, uint32_t seed) {
+  Image img;
+  image_alloc(w, h, 1, &img);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      seed = seed * 1664525u + 1013904223u;
+      img.at(x, y)[0] = uint8_t(seed >> 24);
+    }
+  return img;
+}
+
+Status run(const Image& src, const Image& tpl, Metric metric, int top_k, bool want_map,
+           match::Result* res) {
+  match::Params p;
+  p.metric = metric;
+  p.method = Method::Direct;
+  p.top_k = top_k;
+  p.want_map = want_map;
+  match::MatcherPtr m;
+  PARVIS_TRY(match::matcher_create(tpl, p, &m));
+  return match::matcher_run(m.get(), src, res);
+}
+
+std::string pos_text(const Position& p) {
+  return "(x=" + std::to_string(p.x) + " y=" + std::to_string(p.y) +
+         " score=" + std::to_string(p.score) + ")";
+}
+
+bool same_positions(const std::vector<Position>& got, const std::vector<Position>& want,
+                    std::string* detail) {
+  bool ok = got.size() == want.size();
+  for (size_t i = 0; ok && i < got.size(); ++i)
+    ok = got[i].x == want[i].x && got[i].y == want[i].y && got[i].score == want[i].score;
+  if (!ok) {
+    *detail = "got";
+    for (const Position& p : got) *detail += " " + pos_text(p);
+    *detail += ", want";
+    for (const Position& p : want) *detail += " " + pos_text(p);
+  }
+  return ok;
+}
+
+bool same_map(const match::Result& res, int w, int h, const std::vector<double>& want,
+              std::string* detail) {
+  if (res.map_width != w || res.map_height != h || res.map.size() != want.size()) {
+    *detail = "map is " + std::to_string(res.map_width) + "x" + std::to_string(res.map_height) +
+              ", want " + std::to_string(w) + "x" + std::to_string(h);
+    return false;
+  }
+  for (size_t i = 0; i < want.size(); ++i)
+    if (res.map[i] != want[i]) {
+      *detail = "map[row " + std::to_string(i / w) + ", col " + std::to_string(i % w) +
+                "] = " + std::to_string(res.map[i]) + ", want " + std::to_string(want[i]);
+      return false;
+    }
+  return true;
+}
+
+// Seed 000, "Esempio semplificato": source 5x5, template 2x2.
+const std::vector<int> kSeedSource = {1, 2, 3, 2, 1,  //
+                                      4, 5, 6, 5, 4,  //
+                                      7, 8, 9, 8, 7,  //
+                                      4, 3, 2, 3, 4,  //
+                                      1, 0, 1, 2, 3};
+const std::vector<int> kSeedTemplate = {6, 5,  //
+                                        3, 2};
+
+void seed_example(SelftestReport& r) {
+  const Image src = gray_image(5, 5, kSeedSource), tpl = gray_image(2, 2, kSeedTemplate);
+  std::string d;
+
+  // SSD by hand for every window; the seed works out (row 1, column 2): window [6 5; 9 8],
+  // (6-6)^2 + (5-5)^2 + (9-3)^2 + (8-2)^2 = 72. The minimum, 12, occurs three times:
+  // (x=0, y=2), (x=3, y=2), (x=3, y=3); the tie rule picks (0, 2).
+  const std::vector<double> ssd = {44, 40, 36, 40,  //
+                                   56, 76, 72, 52,  //
+                                   12, 20, 20, 12,  //
+                                   16, 28, 24, 12};
+  match::Result res;
+  if (r.expect_ok("match seed 000 example SSD", run(src, tpl, Metric::SSD, 4, true, &res))) {
+    r.check("match seed 000 example: SSD(row 1, col 2) = 72",
+            res.map.size() == 16 && res.map[1 * 4 + 2] == 72.0,
+            res.map.size() == 16 ? "got " + std::to_string(res.map[6]) : "no map");
+    r.check("match seed 000 example: whole SSD map", same_map(res, 4, 4, ssd, &d), d);
+    r.check("match seed 000 example: SSD top 4 (three-way tie at 12, then 16)",
+            same_positions(res.best, {{0, 2, 12}, {3, 2, 12}, {3, 3, 12}, {0, 3, 16}}, &d), d);
+  }
+
+  // SAD by hand: the minimum, 6, occurs at (0,2), (1,2), (3,2), (3,3).
+  const std::vector<double> sad = {12, 12, 12, 12,  //
+                                   12, 14, 12, 12,  //
+                                   6,  6,  8,  6,   //
+                                   8,  10, 8,  6};
+  if (r.expect_ok("match seed 000 example SAD", run(src, tpl, Metric::SAD, 2, true, &res))) {
+    r.check("match seed 000 example: whole SAD map", same_map(res, 4, 4, sad, &d), d);
+    r.check("match seed 000 example: SAD best two (tie at 6)",
+            same_positions(res.best, {{0, 2, 6}, {1, 2, 6}}, &d), d);
+  }
+}
+
+void edge_sizes(SelftestReport& r) {
+  std::string d;
+  match::Result res;
+
+  // 1x1 template on 3x2: SSD 625 225 25 / 25 225 625; the 25 at (2,0) beats (0,1): smaller y.
+  const Image src = gray_image(3, 2, {10, 20, 30, 40, 50, 60}), one = gray_image(1, 1, {35});
+  if (r.expect_ok("match 1x1 template SSD", run(src, one, Metric::SSD, 1, true, &res))) {
+    r.check("match 1x1 template SSD: map", same_map(res, 3, 2, {625, 225, 25, 25, 225, 625}, &d), d);
+    r.check("match 1x1 template SSD: tie goes to the smaller y",
+            same_positions(res.best, {{2, 0, 25}}, &d), d);
+  }
+  if (r.expect_ok("match 1x1 template SAD", run(src, one, Metric::SAD, 6, false, &res)))
+    r.check("match 1x1 template SAD: all six ranked",
+            same_positions(res.best, {{2, 0, 5}, {0, 1, 5}, {1, 0, 15}, {1, 1, 15}, {0, 0, 25}, {2, 1, 25}}, &d),
+            d);
+
+  // Template = source: one position.
+  const Image noise = noise_image(7, 5, 42);
+  if (r.expect_ok("match template = source", run(noise, noise, Metric::SSD, 3, true, &res)))
+    r.check("match template = source: (0,0) score 0, 1x1 map, one position",
+            same_positions(res.best, {{0, 0, 0}}, &d) && same_map(res, 1, 1, {0}, &d), d);
+
+  // Flat source, flat template: every score is 0, so the order is y, then x.
+  const Image flat = gray_image(4, 3, std::vector<int>(12, 7)), flat_tpl = gray_image(2, 2, {7, 7, 7, 7});
+  if (r.expect_ok("match flat tie", run(flat, flat_tpl, Metric::SAD, 4, false, &res)))
+    r.check("match flat: ties in row-major order",
+            same_positions(res.best, {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 0}}, &d), d);
+
+  // Extremes: 255 against 0 everywhere, the largest per-pixel cost.
+  const Image white = gray_image(19, 3, std::vector<int>(57, 255)), black = gray_image(17, 3, std::vector<int>(51, 0));
+  if (r.expect_ok("match extremes", run(white, black, Metric::SSD, 1, false, &res)))
+    r.check("match extremes: 17x3 of 255^2", same_positions(res.best, {{0, 0, 51ull * 65025}}, &d), d);
+}
+
+// Errors every version must give alike (validation is shared): exit codes from DESIGN.md.
+void errors(SelftestReport& r) {
+  const Image small = noise_image(4, 4, 1), big = noise_image(5, 3, 2);
+  match::Result res;
+  Status s = run(small, big, Metric::SSD, 1, false, &res);
+  if (s.message.find(" is not implemented in ") != std::string::npos) {
+    r.skip("match errors", s.message);
+    return;
+  }
+  r.check("match error: template wider than the source -> exit 2", s.code == kExitBadInput, s.message);
+  match::Params p;
+  p.metric = Metric::SAD;
+  p.method = Method::FFT;
+  match::MatcherPtr m;
+  s = match::matcher_create(small, p, &m);
+  r.check("match error: fft with sad -> exit 1", s.code == kExitUsage, s.message);
+  p = match::Params{};
+  p.top_k = 0;
+  s = match::matcher_create(small, p, &m);
+  r.check("match error: --top 0 -> exit 1", s.code == kExitUsage, s.message);
+  Image rgb;
+  image_alloc(2, 2, 3, &rgb);
+  s = match::matcher_create(rgb, match::Params{}, &m);
+  r.check("match error: RGB template -> exit 2", s.code == kExitBadInput, s.message);
+}
+
+// Every score of a random case against a naive recomputation here, for both metrics; then
+// templates cut from the source (corners and middle, odd widths) are found where they were
+// cut, with score 0.
+void random_cases(SelftestReport& r) {
+  const Image src = noise_image(61, 37, 7), tpl = noise_image(13, 7, 9);
+  for (Metric metric : {Metric::SSD, Metric::SAD}) {
+    const std::string name = std::string("match random 61x37 / 13x7 ") + match::metric_name(metric);
+    match::Result res;
+    if (!r.expect_ok(name, run(src, tpl, metric, 5, true, &res))) return;
+    const int mw = 61 - 13 + 1, mh = 37 - 7 + 1;
+    std::vector<uint64_t> want(size_t(mw) * mh);
+    for (int y = 0; y < mh; ++y)
+      for (int x = 0; x < mw; ++x) {
+        uint64_t sum = 0;
+        for (int j = 0; j < 7; ++j)
+          for (int i = 0; i < 13; ++i) {
+            const int diff = int(src.at(x + i, y + j)[0]) - int(tpl.at(i, j)[0]);
+            sum += uint64_t(metric == Metric::SSD ? diff * diff : (diff < 0 ? -diff : diff));
+          }
+        want[size_t(y) * mw + x] = sum;
+      }
+    std::vector<double> want_map;
+    match::scores_to_map(want.data(), mw, mh, &want_map);
+    std::string d;
+    r.check(name + ": whole map", same_map(res, mw, mh, want_map, &d), d);
+    r.check(name + ": top 5", same_positions(res.best, match::select_best(want.data(), mw, mh, 5), &d), d);
+  }
+
+  const Rect cuts[] = {{0, 0, 1, 1}, {5, 9, 6, 4}, {44, 20, 17, 17}, {0, 30, 15, 7}, {30, 0, 31, 2}, {59, 35, 2, 2}};
+  for (const Rect& c : cuts) {
+    const std::string name = "match cut " + std::to_string(c.w) + "x" + std::to_string(c.h) +
+                             " at (" + std::to_string(c.x) + "," + std::to_string(c.y) + ") found there";
+    const Image piece = crop(src, c);
+    for (Metric metric : {Metric::SSD, Metric::SAD}) {
+      match::Result res;
+      if (!r.expect_ok(name, run(src, piece, metric, 1, false, &res))) return;
+      std::string d;
+      r.check(name + std::string(" (") + match::metric_name(metric) + ")",
+              same_positions(res.best, {{c.x, c.y, 0}}, &d), d);
+    }
+  }
+}
+
+// The shared top-K: order-independent, merge equals one pass.
+void top_k_helper(SelftestReport& r) {
+  const std::vector<Position> all = {{3, 1, 5}, {0, 2, 5}, {1, 1, 5}, {2, 0, 9}, {0, 0, 1}, {4, 4, 5}};
+  match::TopK a(3), b(3), one(3);
+  for (size_t i = 0; i < all.size(); ++i) {
+    (i % 2 ? a : b).offer(all[i]);
+    one.offer(all[all.size() - 1 - i]);
+  }
+  a.merge(b);
+  std::string d;
+  const std::vector<Position> want = {{0, 0, 1}, {1, 1, 5}, {3, 1, 5}};
+  r.check("match TopK: merge of two halves", same_positions(a.sorted(), want, &d), d);
+  r.check("match TopK: reverse order", same_positions(one.sorted(), want, &d), d);
+}
+
+}  // namespace
+
+void selftest_match(SelftestReport& r) {
+  seed_example(r);
+  edge_sizes(r);
+  errors(r);
+  random_cases(r);
+  top_k_helper(r);
+}
+
 }  // namespace parvis

@@ -1,0 +1,92 @@
+// HSV colour filter, the part shared by every version: OpenCV's 8-bit RGB -> HSV conversion,
+// the range test and the checks. No version-specific code here.
+#include <algorithm>
+#include <string>
+
+#include "color/color.hpp"
+
+namespace parvis::color {
+
+// round(a / b) for positive a, b. OpenCV rounds its tables from doubles with cvRound (half to
+// even); the two agree because none of the quotients below is ever exactly k + 1/2 (255 * 2^13
+// and 180 * 2^13 / 6 = 15 * 2^14 would need a divisor with 2^13 in it).
+static int round_div(int a, int b) { return (2 * a + b) / (2 * b); }
+
+int hsv_sdiv(int v) { return v == 0 ? 0 : round_div(255 << kHsvShift, v); }
+int hsv_hdiv180(int diff) { return diff == 0 ? 0 : round_div((180 << kHsvShift) / 6, diff); }
+
+// OpenCV's RGB2HSV_b with hrange = 180 (imgproc/color_hsv), step by step:
+//   V    = max(R, G, B),  diff = V - min(R, G, B)
+//   S    = (diff * sdiv(V) + 2^11) >> 12                   ~ round(255 * diff / V)
+//   the hue numerator, in units where 60 degrees = diff, chosen by which channel is the
+//   maximum (R first, then G, as OpenCV tests them):
+//     V == R: G - B              (-diff ..  diff, i.e. -30 .. 30 after scaling)
+//     V == G: B - R + 2 diff     ( diff .. 3 diff,        30 .. 90)
+//     else  : R - G + 4 diff     (3 diff .. 5 diff,       90 .. 150)
+//   H    = (numerator * hdiv180(diff) + 2^11) >> 12        ~ round(numerator * 30 / diff)
+//   H   += 180 when negative.
+// The shift floors (an arithmetic shift, as OpenCV relies on), so -0.5 rounds to 0 and
+// anything below to -1 -> 179: e.g. (255, 0, 1) gives H = 0, (255, 0, 10) gives H = 179.
+// Grey (diff = 0) gives H = S = 0.
+Hsv rgb_to_hsv(uint8_t red, uint8_t green, uint8_t blue) {
+  const int r = red, g = green, b = blue;
+  const int v = std::max({r, g, b});
+  const int diff = v - std::min({r, g, b});
+  const int half = 1 << (kHsvShift - 1);
+
+  const int s = (diff * hsv_sdiv(v) + half) >> kHsvShift;
+
+  int h;
+  if (v == r) h = g - b;
+  else if (v == g) h = b - r + 2 * diff;
+  else h = r - g + 4 * diff;
+  h = (h * hsv_hdiv180(diff) + half) >> kHsvShift;
+  if (h < 0) h += 180;
+
+  return Hsv{uint8_t(h), uint8_t(s), uint8_t(v)};
+}
+
+bool in_range(Hsv p, const HsvRange& range) {
+  return p.h >= range.h_min && p.h <= range.h_max &&  //
+         p.s >= range.s_min && p.s <= range.s_max &&  //
+         p.v >= range.v_min && p.v <= range.v_max;
+}
+
+static Status check_channel(const char* name, int lo, int hi, int limit) {
+  if (lo < 0 || hi > limit || lo > hi)
+    return Status::usage(std::string("HSV range: ") + name + " " + std::to_string(lo) + ".." +
+                         std::to_string(hi) + " must satisfy 0 <= min <= max <= " +
+                         std::to_string(limit));
+  return Status::Ok();
+}
+
+Status check_range(const HsvRange& range) {
+  PARVIS_TRY(check_channel("H", range.h_min, range.h_max, 179));
+  PARVIS_TRY(check_channel("S", range.s_min, range.s_max, 255));
+  PARVIS_TRY(check_channel("V", range.v_min, range.v_max, 255));
+  return Status::Ok();
+}
+
+Status check_count_input(const Image& rgb, Rect rect) {
+  if (rgb.channels != 3)
+    return Status::bad_input("the colour filter needs an RGB image (3 channels), got " +
+                             std::to_string(rgb.channels));
+  if (rect.w <= 0 || rect.h <= 0 || rect.x < 0 || rect.y < 0 ||
+      int64_t(rect.x) + rect.w > rgb.width || int64_t(rect.y) + rect.h > rgb.height)
+    return Status::bad_input("rectangle " + std::to_string(rect.w) + "x" +
+                             std::to_string(rect.h) + " at (" + std::to_string(rect.x) + "," +
+                             std::to_string(rect.y) + ") is empty or not inside the " +
+                             std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
+                             " image");
+  return Status::Ok();
+}
+
+Status named_range(const std::string& name, HsvRange* out) {
+  if (name == "blue") {
+    *out = HsvRange{};  // H 100..130, S >= 80, V >= 50 (DESIGN.md)
+    return Status::Ok();
+  }
+  return Status::usage("unknown colour '" + name + "' (known: blue; or give --hsv-min/--hsv-max)");
+}
+
+}  // namespace parvis::color

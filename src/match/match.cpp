@@ -1,0 +1,103 @@
+// Template matching, the part shared by every version: names, validation, top-K selection.
+// No version-specific code here (this file is linked into CPU and CUDA versions alike).
+#include <algorithm>
+#include <string>
+
+#include "match/match_common.hpp"
+
+namespace parvis::match {
+
+const char* metric_name(Metric m) { return m == Metric::SSD ? "ssd" : "sad"; }
+
+const char* method_name(Method m) {
+  switch (m) {
+    case Method::Auto: return "auto";
+    case Method::Direct: return "direct";
+    case Method::FFT: return "fft";
+  }
+  return "?";
+}
+
+Status parse_metric(const std::string& text, Metric* out) {
+  if (text == "ssd") *out = Metric::SSD;
+  else if (text == "sad") *out = Metric::SAD;
+  else return Status::usage("unknown metric '" + text + "' (known: ssd, sad)");
+  return Status::Ok();
+}
+
+Status parse_method(const std::string& text, Method* out) {
+  if (text == "auto") *out = Method::Auto;
+  else if (text == "direct") *out = Method::Direct;
+  else if (text == "fft") *out = Method::FFT;
+  else return Status::usage("unknown method '" + text + "' (known: auto, direct, fft)");
+  return Status::Ok();
+}
+
+Status check_params(const Params& params) {
+  if (params.top_k < 1)
+    return Status::usage("--top must be at least 1 (got " + std::to_string(params.top_k) + ")");
+  // The FFT method rests on SSD = sum I^2 - 2 sum I*T + sum T^2; |I - T| has no such expansion.
+  if (params.method == Method::FFT && params.metric == Metric::SAD)
+    return Status::usage("SAD has no FFT form: use --method direct (or auto) with --metric sad");
+  return Status::Ok();
+}
+
+static std::string size_text(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+Status check_template(const Image& gray_template) {
+  if (gray_template.empty()) return Status::bad_input("the template is empty");
+  if (gray_template.channels != 1)
+    return Status::bad_input("the template must be grey (1 channel), it has " +
+                             std::to_string(gray_template.channels));
+  return Status::Ok();
+}
+
+Status check_source(const Image& gray_source, int template_width, int template_height) {
+  if (gray_source.empty()) return Status::bad_input("the source image is empty");
+  if (gray_source.channels != 1)
+    return Status::bad_input("the source must be grey (1 channel), it has " +
+                             std::to_string(gray_source.channels));
+  if (template_width > gray_source.width || template_height > gray_source.height)
+    return Status::bad_input("the template (" + size_text(template_width, template_height) +
+                             ") is larger than the source (" +
+                             size_text(gray_source.width, gray_source.height) + ")");
+  return Status::Ok();
+}
+
+// The heap is ordered so that its front is the worst kept position: `better` as "less".
+void TopK::offer(const Position& p) {
+  if (heap_.size() < k_) {
+    heap_.push_back(p);
+    std::push_heap(heap_.begin(), heap_.end(), better);
+  } else if (better(p, heap_.front())) {
+    std::pop_heap(heap_.begin(), heap_.end(), better);
+    heap_.back() = p;
+    std::push_heap(heap_.begin(), heap_.end(), better);
+  }
+}
+
+void TopK::merge(const TopK& other) {
+  for (const Position& p : other.heap_) offer(p);
+}
+
+std::vector<Position> TopK::sorted() const {
+  std::vector<Position> out = heap_;
+  std::sort(out.begin(), out.end(), better);
+  return out;
+}
+
+std::vector<Position> select_best(const uint64_t* scores, int map_width, int map_height, int k) {
+  TopK top(k);
+  for (int y = 0; y < map_height; ++y)
+    for (int x = 0; x < map_width; ++x) top.offer(x, y, scores[size_t(y) * map_width + x]);
+  return top.sorted();
+}
+
+void scores_to_map(const uint64_t* scores, int map_width, int map_height,
+                   std::vector<double>* map) {
+  const size_t n = size_t(map_width) * size_t(map_height);
+  map->resize(n);
+  for (size_t i = 0; i < n; ++i) (*map)[i] = double(scores[i]);
+}
+
+}  // namespace parvis::match

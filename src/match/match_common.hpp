@@ -1,0 +1,76 @@
+// Shared by every version of template matching (seq, simd, omp, CUDA host code): the
+// checks that decide which inputs are errors, the order that decides the best match,
+// and the top-K selection. Defined once, in src/match/match.cpp, so that every version
+// refuses the same inputs with the same exit codes and breaks ties the same way.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "match/match.hpp"
+
+namespace parvis::match {
+
+// ---- names and parsing -------------------------------------------------------------------
+// "ssd" / "sad" and "auto" / "direct" / "fft" -> the enums; anything else is a usage error.
+Status parse_metric(const std::string& text, Metric* out);
+Status parse_method(const std::string& text, Method* out);
+
+// ---- validation --------------------------------------------------------------------------
+// top_k >= 1; FFT only with SSD ("SAD has no FFT form"). Usage errors (exit 1).
+Status check_params(const Params& params);
+// One channel and not empty. Bad input (exit 2).
+Status check_template(const Image& gray_template);
+// One channel and at least as large as the template on both sides. Bad input (exit 2).
+Status check_source(const Image& gray_source, int template_width, int template_height);
+
+// The score map has one entry per position of the template's top-left corner.
+inline int map_width_of(int source_width, int template_width) {
+  return source_width - template_width + 1;
+}
+inline int map_height_of(int source_height, int template_height) {
+  return source_height - template_height + 1;
+}
+
+// ---- the metrics ---------------------------------------------------------------------------
+// The cost of one pixel difference d = source - template (|d| <= 255): the only place
+// where SSD and SAD differ. A window's score is the exact sum over its pixels (64-bit:
+// at most 2^31 pixels x 255^2 < 2^47).
+inline uint32_t pixel_cost_ssd(int d) { return uint32_t(d * d); }
+inline uint32_t pixel_cost_sad(int d) { return uint32_t(d < 0 ? -d : d); }
+inline uint32_t pixel_cost(Metric metric, int d) {
+  return metric == Metric::SSD ? pixel_cost_ssd(d) : pixel_cost_sad(d);
+}
+
+// ---- the best positions ----------------------------------------------------------------------
+// True when `a` ranks before `b`: the smaller score; on equal scores the smaller y, then the
+// smaller x. A total order on positions, so the answer does not depend on visiting order.
+inline bool better(const Position& a, const Position& b) {
+  if (a.score != b.score) return a.score < b.score;
+  if (a.y != b.y) return a.y < b.y;
+  return a.x < b.x;
+}
+
+// Keeps the K best positions offered so far (a bounded max-heap on `better`: its front is
+// the worst kept one). Threads or blocks may keep one each and merge them at the end.
+class TopK {
+ public:
+  explicit TopK(int k) : k_(k < 1 ? 1 : size_t(k)) {}
+  void offer(const Position& p);
+  void offer(int x, int y, uint64_t score) { offer(Position{x, y, score}); }
+  void merge(const TopK& other);
+  // The kept positions, best first.
+  std::vector<Position> sorted() const;
+
+ private:
+  size_t k_;
+  std::vector<Position> heap_;
+};
+
+// The `k` best positions of a full row-major score map (fewer when the map is smaller).
+std::vector<Position> select_best(const uint64_t* scores, int map_width, int map_height, int k);
+
+// Copies exact scores into Result::map (float64, exact: scores < 2^47 < 2^53).
+void scores_to_map(const uint64_t* scores, int map_width, int map_height, std::vector<double>* map);
+
+}  // namespace parvis::match

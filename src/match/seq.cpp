@@ -1,0 +1,84 @@
+// Template matching, the reference (seeds 000 and 003): slide the grey template over every
+// position of the grey source and sum, exactly in 64-bit integers, the per-pixel cost
+// (d^2 for SSD, |d| for SAD). Plain loops; every other version must agree bit for bit.
+#include <new>
+
+#include "match/match_common.hpp"
+
+namespace parvis::match {
+
+struct Matcher {
+  Image tpl;  // the grey template
+  Params params;
+};
+
+void MatcherDeleter::operator()(Matcher* m) const { delete m; }
+
+Status matcher_create(const Image& gray_template, const Params& params, MatcherPtr* out) {
+  PARVIS_TRY(check_params(params));
+  PARVIS_TRY(check_template(gray_template));
+  out->reset(new Matcher{gray_template, params});
+  return Status::Ok();
+}
+
+// The score of the template with its top-left corner at (x, y) in the source.
+static uint64_t window_score(const Image& src, const Image& tpl, Metric metric, int x, int y) {
+  uint64_t sum = 0;
+  for (int j = 0; j < tpl.height; ++j) {
+    const uint8_t* s = src.row(y + j) + x;
+    const uint8_t* t = tpl.row(j);
+    for (int i = 0; i < tpl.width; ++i) sum += pixel_cost(metric, int(s[i]) - int(t[i]));
+  }
+  return sum;
+}
+
+// The direct method: every position's score; the K best kept, the map filled when asked.
+static Status match_direct(const Matcher& m, const Image& src, Result* res) {
+  const int map_w = map_width_of(src.width, m.tpl.width);
+  const int map_h = map_height_of(src.height, m.tpl.height);
+  res->map_width = map_w;
+  res->map_height = map_h;
+  if (m.params.want_map) {
+    try {
+      res->map.assign(size_t(map_w) * size_t(map_h), 0.0);
+    } catch (const std::bad_alloc&) {
+      return Status::runtime("out of memory for a " + std::to_string(map_w) + "x" +
+                             std::to_string(map_h) + " score map");
+    }
+  }
+  TopK top(m.params.top_k);
+  for (int y = 0; y < map_h; ++y) {
+    for (int x = 0; x < map_w; ++x) {
+      const uint64_t score = window_score(src, m.tpl, m.params.metric, x, y);
+      top.offer(x, y, score);
+      if (m.params.want_map) res->map[size_t(y) * map_w + x] = double(score);
+    }
+  }
+  res->best = top.sorted();
+  res->method_used = Method::Direct;
+  return Status::Ok();
+}
+
+Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
+  PARVIS_TRY(check_source(gray_source, m->tpl.width, m->tpl.height));
+  const double t0 = now_ms();
+  Result res;
+  switch (m->params.method) {
+    case Method::Auto:
+      res.explain = "auto chose direct: seq computes the exact direct sums (FFT only on --method fft)";
+      PARVIS_TRY(match_direct(*m, gray_source, &res));
+      break;
+    case Method::Direct:
+      res.explain = "direct, as asked";
+      PARVIS_TRY(match_direct(*m, gray_source, &res));
+      break;
+    case Method::FFT:
+      // Hook for the CPU FFT path (src/match/cpu_fft.*): replace this line when it lands.
+      return Status::not_implemented("match --method fft");
+  }
+  res.timings.compute_ms = now_ms() - t0;
+  *out = std::move(res);
+  return Status::Ok();
+}
+
+}  // namespace parvis::match

@@ -1,7 +1,90 @@
-// TEMPORARY placeholder until the filter subcommand lands (issue 3): says so, exit 2.
-#include "common/cli.hpp"
+// ./main filter IN OUT --kernel NAME [--size 3|5] | --kernel-file F  [--border B] [--gray] [--json]
+#include <cstdio>
+
+#include "common/output.hpp"
 #include "common/subcommands.hpp"
+#include "filter/filter.hpp"
+#include "image_io.hpp"
 
 namespace parvis {
-int cli_filter(int, char**) { return report_failure(Status::not_implemented("filter")); }
+
+int cli_filter(int argc, char** argv) {
+  std::string kernel_name, kernel_file, border_text = "zero";
+  int size = 3;
+  bool gray = false, json = false;
+  ArgParser args(
+      "usage: ./main filter IN OUT --kernel NAME [--size 3|5] [--border zero|replicate|reflect101]\n"
+      "       ./main filter IN OUT --kernel-file F [--border ...]\n"
+      "Convolves IN (grey, or RGB per channel) with an integer kernel and writes OUT:\n"
+      "out = clamp(round_half_up(sum(tap * px) / divisor), 0, 255), exact.");
+  args.option("--kernel", &kernel_name, "NAME", "identity, sharpen, edge, gaussian, box, unsharp");
+  args.option("--size", &size, "3|5", "kernel size (default 3)");
+  args.option("--kernel-file", &kernel_file, "F",
+              "custom kernel: rows of integers (square, odd side), then a line with the divisor");
+  args.option("--border", &border_text, "B",
+              "zero (outside pixels count as 0, the default), replicate, reflect101");
+  args.flag("--gray", &gray, "convert the input to grey first");
+  args.flag("--json", &json, "print the result as JSON");
+  std::vector<std::string> pos;
+  Status s = args.parse(argc, argv, 1, &pos);
+  if (args.help_requested()) {
+    std::printf("%s", args.help_text().c_str());
+    return kExitOk;
+  }
+  if (!s.ok()) return report_failure(s);
+  if (pos.size() != 2) return report_failure(Status::usage("filter needs IN and OUT (see --help)"));
+  if (kernel_name.empty() == kernel_file.empty())
+    return report_failure(Status::usage("filter needs exactly one of --kernel and --kernel-file"));
+
+  filter::Border border;
+  s = filter::parse_border(border_text, &border);
+  if (!s.ok()) return report_failure(s);
+  filter::Kernel kernel;
+  if (!kernel_file.empty()) {
+    std::vector<uint8_t> text;
+    s = read_file(kernel_file, &text);
+    if (s.ok()) s = filter::parse_kernel_text(std::string(text.begin(), text.end()), &kernel);
+    if (!s.ok()) return report_failure(Status::bad_input("kernel file " + kernel_file + ": " + s.message));
+  } else {
+    s = filter::builtin_kernel(kernel_name, size, &kernel);
+    if (!s.ok()) return report_failure(s);
+  }
+
+  Image in;
+  s = image_read(pos[0], &in);
+  if (!s.ok()) return report_failure(s);
+  if (gray) in = to_gray(in);
+
+  Image out;
+  Timings timings;
+  const double t0 = now_ms();
+  s = filter::apply(in, kernel, border, &out, &timings);
+  const double total = now_ms() - t0;
+  if (!s.ok()) return report_failure(s);
+  s = image_write(pos[1], out);
+  if (!s.ok()) return report_failure(s);
+
+  const char* kind = in.channels == 1 ? "grey" : "rgb";
+  if (json) {
+    Json j;
+    j.begin_object();
+    j.key("operation").str("filter");
+    j.key("kernel").str(kernel.name);
+    j.key("size").num(kernel.size);
+    j.key("divisor").num(int64_t(kernel.divisor));
+    j.key("border").str(filter::border_name(border));
+    j.key("width").num(in.width);
+    j.key("height").num(in.height);
+    j.key("channels").num(in.channels);
+    j.end_object();
+    std::printf("%s\n", j.text().c_str());
+  } else {
+    std::printf("filter %s %dx%d /%d, border %s: %dx%d %s\n", kernel.name.c_str(), kernel.size,
+                kernel.size, int(kernel.divisor), filter::border_name(border), in.width,
+                in.height, kind);
+  }
+  print_timings("filter", total, timings);
+  return kExitOk;
+}
+
 }  // namespace parvis

@@ -1,7 +1,119 @@
-// TEMPORARY placeholder until the integral subcommand lands (issue 3): says so, exit 2.
-#include "common/cli.hpp"
+// ./main integral IN | --random WxH [--seed S] [--type auto|u32|u64|f64] [--squared]
+//                 [--out X.npy] [--json]
+#include <cinttypes>
+#include <cstdio>
+
+#include "common/npy.hpp"
+#include "common/output.hpp"
 #include "common/subcommands.hpp"
+#include "image_io.hpp"
+#include "integral/integral.hpp"
 
 namespace parvis {
-int cli_integral(int, char**) { return report_failure(Status::not_implemented("integral")); }
+
+namespace {
+
+DType npy_dtype(integral::Type t) {
+  return t == integral::Type::U32 ? DType::U32 : t == integral::Type::U64 ? DType::U64 : DType::F64;
+}
+
+}  // namespace
+
+int cli_integral(int argc, char** argv) {
+  std::string random_size, type_text = "auto", out_path;
+  int seed = 1;
+  bool squared = false, json = false;
+  ArgParser args(
+      "usage: ./main integral IN | --random WxH [--seed S] [--type auto|u32|u64|f64] [--squared]\n"
+      "                       [--out X.npy] [--json]\n"
+      "The inclusive integral image of IN (made grey) or of deterministic noise: element (y, x)\n"
+      "is the sum of every pixel (y', x') with y' <= y and x' <= x. Prints the size, the type,\n"
+      "the last element (= the sum of all pixels) and a checksum of all elements.");
+  args.option("--random", &random_size, "WxH", "integrate noise of this size instead of a file");
+  args.option("--seed", &seed, "S", "seed of the --random noise (default 1)");
+  args.option("--type", &type_text, "T",
+              "auto (u32 while W*H*255 < 2^32, else u64; u64 when --squared), u32, u64, f64");
+  args.flag("--squared", &squared, "integrate px^2 (the squared integral)");
+  args.option("--out", &out_path, "X.npy", "write the integral as a (H, W) .npy array");
+  args.flag("--json", &json, "print the result as JSON");
+  std::vector<std::string> pos;
+  Status s = args.parse(argc, argv, 1, &pos);
+  if (args.help_requested()) {
+    std::printf("%s", args.help_text().c_str());
+    return kExitOk;
+  }
+  if (!s.ok()) return report_failure(s);
+  if (pos.size() > 1 || pos.empty() == random_size.empty())
+    return report_failure(Status::usage("integral needs one input: IN or --random WxH"));
+  if (!out_path.empty() && file_extension(out_path) != "npy")
+    return report_failure(Status::usage("--out writes .npy, not " + out_path));
+  if (seed < 0) return report_failure(Status::usage("--seed must not be negative"));
+  integral::Type requested;
+  s = integral::parse_type(type_text, &requested);
+  if (!s.ok()) return report_failure(s);
+
+  // The size first, so that the type and the memory are checked before anything big is made.
+  int width = 0, height = 0;
+  Image input;
+  if (!random_size.empty()) {
+    s = parse_size(random_size, &width, &height);
+    if (!s.ok()) return report_failure(s);
+  } else {
+    s = image_read(pos[0], &input);
+    if (!s.ok()) return report_failure(s);
+    width = input.width;
+    height = input.height;
+  }
+  const integral::Type type = integral::resolve_type(requested, width, height, squared);
+  s = integral::check_type(type, width, height, squared);
+  if (!s.ok()) return report_failure(s);
+  const uint64_t pixels = uint64_t(width) * uint64_t(height);
+  // The result, a copy of it as .npy bytes when written out, the noise or the grey input.
+  const uint64_t bytes = pixels * integral::type_size(type) * (out_path.empty() ? 1 : 2) + pixels;
+  s = integral::check_memory(bytes, "the integral image of " + std::to_string(width) + "x" +
+                                        std::to_string(height) + " as " + integral::type_name(type));
+  if (!s.ok()) return report_failure(s);
+  if (!random_size.empty()) s = integral::random_image(width, height, uint64_t(seed), &input);
+  else if (input.channels != 1) input = to_gray(input);
+  if (!s.ok()) return report_failure(s);
+
+  integral::Result result;
+  const double t0 = now_ms();
+  s = integral::compute(input, type, squared, &result);
+  const double total = now_ms() - t0;
+  if (!s.ok()) return report_failure(s);
+
+  if (!out_path.empty()) {
+    const void* data = type == integral::Type::U32   ? static_cast<const void*>(result.u32.data())
+                       : type == integral::Type::U64 ? static_cast<const void*>(result.u64.data())
+                                                     : static_cast<const void*>(result.f64.data());
+    s = npy_write(out_path, npy_dtype(type), data, {size_t(height), size_t(width)});
+    if (!s.ok()) return report_failure(s);
+  }
+
+  const uint64_t last = integral::element(result, size_t(pixels - 1));
+  const uint64_t sum = integral::checksum(result);
+  char sum_hex[17];
+  std::snprintf(sum_hex, sizeof sum_hex, "%016" PRIx64, sum);
+  if (json) {
+    Json j;
+    j.begin_object();
+    j.key("operation").str("integral");
+    j.key("width").num(width);
+    j.key("height").num(height);
+    j.key("type").str(integral::type_name(type));
+    j.key("squared").boolean(squared);
+    j.key("last").num(last);
+    j.key("checksum").str(sum_hex);
+    j.end_object();
+    std::printf("%s\n", j.text().c_str());
+  } else {
+    std::printf("integral%s %dx%d %s: last %" PRIu64 " (the sum of all pixels%s), checksum %s\n",
+                squared ? " of squares" : "", width, height, integral::type_name(type), last,
+                squared ? "^2" : "", sum_hex);
+  }
+  print_timings("integral", total, result.timings);
+  return kExitOk;
+}
+
 }  // namespace parvis

@@ -1,0 +1,38 @@
+// Convolution filter, the reference (seed 001, Algorithms 1-2): for every pixel and
+// channel, the integer sum of tap * pixel over the window centred on it, then rounded,
+// divided and clamped (round_clamp). Plain loops. Like the seed, the kernel is not
+// flipped (correlation); the bank's kernels are symmetric, so only custom ones can tell.
+#include "filter/filter.hpp"
+
+namespace parvis::filter {
+
+Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
+  PARVIS_TRY(check_kernel(kernel));
+  const double t0 = now_ms();
+  Image res;
+  PARVIS_TRY(image_alloc(in.width, in.height, in.channels, &res));
+  const int radius = kernel.size / 2;
+  for (int y = 0; y < in.height; ++y) {
+    for (int x = 0; x < in.width; ++x) {
+      for (int c = 0; c < in.channels; ++c) {
+        int32_t sum = 0;  // exact: check_kernel bounds |sum| by 2^30
+        for (int ky = -radius; ky <= radius; ++ky) {
+          const int sy = border_index(y + ky, in.height, border);
+          if (sy < 0) continue;
+          for (int kx = -radius; kx <= radius; ++kx) {
+            const int sx = border_index(x + kx, in.width, border);
+            if (sx < 0) continue;
+            const int32_t tap = kernel.taps[size_t(ky + radius) * kernel.size + (kx + radius)];
+            sum += tap * in.at(sx, sy)[c];
+          }
+        }
+        res.at(x, y)[c] = round_clamp(sum, kernel.divisor);
+      }
+    }
+  }
+  *out = std::move(res);
+  if (timings) timings->compute_ms = now_ms() - t0;
+  return Status::Ok();
+}
+
+}  // namespace parvis::filter

@@ -1,0 +1,56 @@
+// Integral image, the reference (seed 004, formula 1): row by row, the running sum of the
+// row plus the element above, which equals px + I(y-1,x) + I(y,x-1) - I(y-1,x-1).
+// Inclusive, same size as the input. Plain loops, in the output type itself (exact:
+// check_type guarantees no element exceeds it).
+#include <string>
+
+#include "integral/integral.hpp"
+
+namespace parvis::integral {
+
+namespace {
+
+template <typename T>
+void integrate(const Image& gray, bool squared, std::vector<T>* out) {
+  const int w = gray.width;
+  for (int y = 0; y < gray.height; ++y) {
+    const uint8_t* px = gray.row(y);
+    T* row = out->data() + size_t(y) * w;
+    const T* above = y > 0 ? row - w : nullptr;
+    T row_sum = 0;
+    for (int x = 0; x < w; ++x) {
+      row_sum += squared ? T(uint32_t(px[x]) * px[x]) : T(px[x]);
+      row[x] = above ? above[x] + row_sum : row_sum;
+    }
+  }
+}
+
+}  // namespace
+
+Status compute(const Image& gray, Type type, bool squared, Result* out) {
+  if (gray.channels != 1) return Status::bad_input("the integral image needs a grey input");
+  type = resolve_type(type, gray.width, gray.height, squared);
+  PARVIS_TRY(check_type(type, gray.width, gray.height, squared));
+  const size_t n = size_t(gray.width) * size_t(gray.height);
+  Result r;
+  r.type = type;
+  r.width = gray.width;
+  r.height = gray.height;
+  try {
+    if (type == Type::U32) r.u32.resize(n);
+    if (type == Type::U64) r.u64.resize(n);
+    if (type == Type::F64) r.f64.resize(n);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of memory for a " + std::to_string(gray.width) + "x" +
+                           std::to_string(gray.height) + " integral image");
+  }
+  const double t0 = now_ms();
+  if (type == Type::U32) integrate(gray, squared, &r.u32);
+  if (type == Type::U64) integrate(gray, squared, &r.u64);
+  if (type == Type::F64) integrate(gray, squared, &r.f64);
+  r.timings.compute_ms = now_ms() - t0;
+  *out = std::move(r);
+  return Status::Ok();
+}
+
+}  // namespace parvis::integral

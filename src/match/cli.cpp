@@ -152,7 +152,9 @@ int cli_match(int argc, char** argv) {
   double color_ms = 0;
   if (color_req.enabled) {
     const double tc = now_ms();
-    s = color::count_in_rect(source.channels == 3 ? source : to_rgb(source), best_rect,
+    Image rgb_of_grey;  // a grey source has no colour: its pixels count as grey (S = 0)
+    if (source.channels != 3) rgb_of_grey = to_rgb(source);
+    s = color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, best_rect,
                              color_req.range, &count);
     color_ms = now_ms() - tc;
     if (!s.ok()) return report_failure(s);

@@ -41,6 +41,11 @@ inline uint32_t pixel_cost_sad(int d) { return uint32_t(d < 0 ? -d : d); }
 inline uint32_t pixel_cost(Metric metric, int d) {
   return metric == Metric::SSD ? pixel_cost_ssd(d) : pixel_cost_sad(d);
 }
+// The same with the metric fixed at compile time, for inner loops (pixel_cost<Metric::SSD>(d)).
+template <Metric M>
+inline uint32_t pixel_cost(int d) {
+  return M == Metric::SSD ? pixel_cost_ssd(d) : pixel_cost_sad(d);
+}
 
 // ---- the best positions ----------------------------------------------------------------------
 // True when `a` ranks before `b`: the smaller score; on equal scores the smaller y, then the

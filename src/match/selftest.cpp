@@ -185,6 +185,8 @@ void errors(SelftestReport& r) {
   image_alloc(2, 2, 3, &rgb);
   s = match::matcher_create(rgb, match::Params{}, &m);
   r.check("match error: RGB template -> exit 2", s.code == kExitBadInput, s.message);
+  s = match::matcher_create(Image{}, match::Params{}, &m);
+  r.check("match error: empty template -> exit 2", s.code == kExitBadInput, s.message);
 }
 
 // Every score of a random case against a naive recomputation here, for both metrics; then

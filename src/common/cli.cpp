@@ -198,8 +198,15 @@ void Json::quote(const std::string& v) {
 Json& Json::num(double v) {
   sep();
   char b[64];
-  if (!std::isfinite(v)) std::snprintf(b, sizeof b, "null");
-  else std::snprintf(b, sizeof b, "%.17g", v);
+  if (!std::isfinite(v)) {
+    std::snprintf(b, sizeof b, "null");
+  } else {
+    // The shortest of %.15g..%.17g that reads back as the same double (0.2, not 0.2000...01).
+    for (int digits = 15; digits <= 17; ++digits) {
+      std::snprintf(b, sizeof b, "%.*g", digits, v);
+      if (std::strtod(b, nullptr) == v) break;
+    }
+  }
   out_ += b;
   return *this;
 }

@@ -102,7 +102,7 @@ std::string ArgParser::help_text() const {
     else lhs += "\n" + std::string(26, ' ');
     t += lhs + o.help + "\n";
   }
-  t += "  -h, --help                this help\n";
+  t += "  -h, --help              this help\n";
   return t;
 }
 

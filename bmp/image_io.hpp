@@ -21,6 +21,15 @@ Status image_decode(const uint8_t* data, size_t size, Image* out);
 Status image_write(const std::string& path, const Image& img);
 Status image_encode(const Image& img, const std::string& extension, std::vector<uint8_t>* out);
 
+// What a file's header declares, read without decoding the pixels: the size and channel
+// count image_decode would return. Lets a caller refuse an image before it is allocated.
+struct ImageInfo {
+  int width = 0;
+  int height = 0;
+  int channels = 0;  // 1 = grey, 3 = RGB, as image_decode would return it
+};
+Status image_info(const uint8_t* data, size_t size, ImageInfo* out);
+
 // True when PNG/JPEG support (stb) was compiled in.
 bool image_have_stb();
 

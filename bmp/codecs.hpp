@@ -1,0 +1,36 @@
+// Private to the image layer: the codecs behind image_io.hpp, one per file format. Each has
+// the same three-call shape: *_info reads only the header (size, channels), *_decode the
+// whole image, *_encode writes one. image_io.cpp picks among them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/image.hpp"
+#include "common/status.hpp"
+#include "image_io.hpp"
+
+namespace parvis {
+namespace codec {
+
+// BMP (bmp.cpp): reads 1/4/8-bit palette, 16/24/32-bit (BI_RGB, BI_BITFIELDS), bottom-up
+// or top-down; writes 8-bit grey (grey palette) or 24-bit.
+Status bmp_info(const uint8_t* data, size_t size, ImageInfo* info);
+Status bmp_decode(const uint8_t* data, size_t size, Image* out);
+Status bmp_encode(const Image& img, std::vector<uint8_t>* out);
+
+// Binary PGM/PPM (pnm.cpp): P5 / P6 with maxval 255.
+enum class PnmKind { Pgm, Ppm, ByChannels };
+Status pnm_info(const uint8_t* data, size_t size, ImageInfo* info);
+Status pnm_decode(const uint8_t* data, size_t size, Image* out);
+Status pnm_encode(const Image& img, PnmKind kind, std::vector<uint8_t>* out);
+
+// PNG/JPEG/TGA through stb (stb_io.cpp). `format` names the file in messages ("PNG").
+// Without stb every call returns "<format> support needs stb: ..." (bad input).
+Status stb_info(const uint8_t* data, size_t size, const char* format, ImageInfo* info);
+Status stb_decode(const uint8_t* data, size_t size, const char* format, Image* out);
+Status stb_encode_png(const Image& img, std::vector<uint8_t>* out);
+Status stb_encode_jpeg(const Image& img, int quality, std::vector<uint8_t>* out);
+
+}  // namespace codec
+}  // namespace parvis

@@ -1,7 +1,235 @@
-// TEMPORARY placeholder until the match benchmark lands (issue 4).
+// ./main bench match — times template matching on seed 000's workloads and two more for the
+// direct method. Shared by every version: it uses only match.hpp's entry points, so the
+// same workloads run on seq, simd, omp and the CUDA versions (bench/run_match.sh runs them
+// all and prints the table).
+//
+// Inputs are made in-process, deterministically: a "natural-looking" grey scene (value-noise
+// octaves, like light and texture, plus discs and boxes, like objects) from a fixed PRNG.
+// Each source is cut from the scene and each template from its source, so the best match
+// is exact (score 0) and every version must report the same one.
+//
+// Timing: the matcher is prepared once (as the video path does), one warm-up run (plans,
+// buffers), then runs until 3 repetitions and ~1 s have passed (at most 25); the median is
+// reported. Results: one line per workload × method on stdout:
+//   version workload method threads median_ms reps best_x best_y best_score used_method
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "common/cli.hpp"
 #include "common/subcommands.hpp"
+#include "image_io.hpp"
+#include "match/match.hpp"
 
 namespace parvis {
-int bench_match(int, char**) { return report_failure(Status::not_implemented("bench match")); }
+
+namespace {
+
+// splitmix64: small, fast, and the same numbers on every machine.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
+};
+
+// A grey scene: six octaves of smoothstep-interpolated value noise (cells of 256 down to 8
+// pixels, amplitude ×0.55 per octave), then 80 discs and boxes blended over it.
+Image synthetic_scene(int width, int height, uint64_t seed) {
+  Rng rng{seed};
+  std::vector<float> acc(size_t(width) * size_t(height), 0.0f);
+  float amplitude = 1.0f, total = 0.0f;
+  for (int octave = 0; octave < 6; ++octave) {
+    const int cell = 256 >> octave;
+    const int gw = width / cell + 2, gh = height / cell + 2;
+    std::vector<float> grid(size_t(gw) * size_t(gh));
+    for (float& g : grid) g = float(rng.uniform());
+    for (int y = 0; y < height; ++y) {
+      const float fy = float(y) / float(cell);
+      const int iy = int(fy);
+      float ty = fy - float(iy);
+      ty = ty * ty * (3 - 2 * ty);
+      const float* g0 = grid.data() + size_t(iy) * size_t(gw);
+      const float* g1 = g0 + gw;
+      for (int x = 0; x < width; ++x) {
+        const float fx = float(x) / float(cell);
+        const int ix = int(fx);
+        float tx = fx - float(ix);
+        tx = tx * tx * (3 - 2 * tx);
+        const float top = g0[ix] + (g0[ix + 1] - g0[ix]) * tx;
+        const float bottom = g1[ix] + (g1[ix + 1] - g1[ix]) * tx;
+        acc[size_t(y) * size_t(width) + size_t(x)] += amplitude * (top + (bottom - top) * ty);
+      }
+    }
+    total += amplitude;
+    amplitude *= 0.55f;
+  }
+  Image img;
+  img.width = width;
+  img.height = height;
+  img.channels = 1;
+  img.stride = size_t(width);
+  img.pixels.resize(size_t(width) * size_t(height));
+  for (size_t i = 0; i < img.pixels.size(); ++i)
+    img.pixels[i] = uint8_t(std::lround(255.0 * acc[i] / total));
+  for (int s = 0; s < 80; ++s) {
+    const int cx = int(rng.uniform() * width), cy = int(rng.uniform() * height);
+    const int r = 4 + int(rng.uniform() * 60);
+    const int value = int(rng.uniform() * 256);
+    const bool disc = rng.next() & 1;
+    for (int y = std::max(0, cy - r); y < std::min(height, cy + r); ++y)
+      for (int x = std::max(0, cx - r); x < std::min(width, cx + r); ++x) {
+        if (disc && (x - cx) * (x - cx) + (y - cy) * (y - cy) > r * r) continue;
+        uint8_t& p = img.pixels[size_t(y) * size_t(width) + size_t(x)];
+        p = uint8_t((p + 3 * value) / 4);
+      }
+  }
+  return img;
+}
+
+struct Workload {
+  const char* name;
+  int src_w, src_h, tpl_w, tpl_h;
+  const char* methods;  // which of ssd-direct, sad-direct, ssd-fft, ssd-auto run by default
+};
+
+// Seed 000's two cases (too large for a direct run on seq: 10^11 pixel comparisons), and
+// two for the direct kernels: a mid-size template and a small one on a large frame.
+const Workload kWorkloads[] = {
+    {"1326x1025/479x432", 1326, 1025, 479, 432, "ssd-fft ssd-auto"},
+    {"1200x1983/150x150", 1200, 1983, 150, 150, "ssd-fft ssd-auto"},
+    {"640x480/64x64", 640, 480, 64, 64, "ssd-direct sad-direct ssd-fft ssd-auto"},
+    {"1920x1080/16x16", 1920, 1080, 16, 16, "ssd-direct sad-direct ssd-fft ssd-auto"},
+};
+
+bool has_word(const std::string& list, const std::string& word) {
+  return (" " + list + " ").find(" " + word + " ") != std::string::npos;
+}
+
+std::string thread_field() {
+  const std::string v = kVersionName;
+  if (v.rfind("cuda", 0) == 0 || v.rfind("blur", 0) == 0) return "gpu";
+  if (v != "omp") return "1";
+  if (const char* n = std::getenv("OMP_NUM_THREADS")) return n;
+  return std::to_string(std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+int bench_match(int argc, char** argv) {
+  std::string only_workload, only_method, save_dir;
+  double seconds = 1.0;
+  int max_reps = 25;
+  ArgParser args(
+      "usage: ./main bench match [--workload NAME] [--method LIST] [--seconds S] [--max-reps N]\n"
+      "Times template matching on generated scenes, prepared matcher, median of repeated runs\n"
+      "after a warm-up. One line per run: version workload method threads median_ms reps\n"
+      "best_x best_y best_score used_method. Workloads:\n"
+      "  1326x1025/479x432 1200x1983/150x150 (seed 000), 640x480/64x64 1920x1080/16x16\n"
+      "Methods: ssd-direct sad-direct ssd-fft ssd-auto (default: those listed per workload).");
+  args.option("--workload", &only_workload, "NAME", "run only this workload");
+  args.option("--method", &only_method, "LIST",
+              "space- or comma-separated methods to run (e.g. ssd-direct,ssd-fft), on every workload");
+  args.option("--seconds", &seconds, "S", "time budget per measurement (default 1)");
+  args.option("--max-reps", &max_reps, "N", "at most N timed runs (default 25)");
+  args.option("--save-inputs", &save_dir, "DIR",
+              "also write each workload's source and template as DIR/<W>x<H>_<w>x<h>_{source,template}.pgm "
+              "(for bench/opencv_compare.py)");
+  std::vector<std::string> pos;
+  Status s = args.parse(argc, argv, 1, &pos);
+  if (args.help_requested()) {
+    std::printf("%s", args.help_text().c_str());
+    return kExitOk;
+  }
+  if (!s.ok()) return report_failure(s);
+  if (!pos.empty()) return report_failure(Status::usage("bench match takes no positional arguments"));
+  if (max_reps < 1) return report_failure(Status::usage("--max-reps must be at least 1"));
+  std::replace(only_method.begin(), only_method.end(), ',', ' ');
+  {
+    std::string word;
+    for (size_t i = 0; i <= only_method.size(); ++i) {
+      if (i < only_method.size() && only_method[i] != ' ') {
+        word += only_method[i];
+        continue;
+      }
+      if (!word.empty() && !has_word("ssd-direct sad-direct ssd-fft ssd-auto", word))
+        return report_failure(Status::usage("unknown method '" + word +
+                                            "' (known: ssd-direct sad-direct ssd-fft ssd-auto)"));
+      word.clear();
+    }
+  }
+  bool known_workload = only_workload.empty();
+  for (const Workload& w : kWorkloads) known_workload = known_workload || only_workload == w.name;
+  if (!known_workload) return report_failure(Status::usage("unknown workload '" + only_workload + "'"));
+
+  // One scene, larger than every source; sources from different places in it.
+  const Image scene = synthetic_scene(2048, 2048, 2024);
+  const std::string threads = thread_field();
+  int failures = 0;
+  for (const Workload& wl : kWorkloads) {
+    if (!only_workload.empty() && only_workload != wl.name) continue;
+    const int sx = (scene.width - wl.src_w) / 3, sy = (scene.height - wl.src_h) / 2;
+    const Image source = crop(scene, Rect{sx, sy, wl.src_w, wl.src_h});
+    const int tx = (wl.src_w - wl.tpl_w) * 5 / 8, ty = (wl.src_h - wl.tpl_h) * 3 / 8;
+    const Image tpl = crop(source, Rect{tx, ty, wl.tpl_w, wl.tpl_h});
+    if (!save_dir.empty()) {
+      std::string stem = save_dir + "/" + wl.name;
+      std::replace(stem.begin() + std::ptrdiff_t(save_dir.size()) + 1, stem.end(), '/', '_');
+      s = image_write(stem + "_source.pgm", source);
+      if (s.ok()) s = image_write(stem + "_template.pgm", tpl);
+      if (!s.ok()) return report_failure(s);
+    }
+    for (const char* method : {"ssd-direct", "sad-direct", "ssd-fft", "ssd-auto"}) {
+      if (!has_word(only_method.empty() ? wl.methods : only_method, method)) continue;
+      match::Params params;
+      params.metric = method[1] == 'a' ? match::Metric::SAD : match::Metric::SSD;
+      const std::string how = method + 4;
+      params.method = how == "fft" ? match::Method::FFT : how == "auto" ? match::Method::Auto
+                                                                         : match::Method::Direct;
+      match::MatcherPtr matcher;
+      match::Result res;
+      s = match::matcher_create(tpl, params, &matcher);
+      if (s.ok()) s = match::matcher_run(matcher.get(), source, &res);  // warm-up
+      if (!s.ok()) {
+        std::printf("%s %s %s %s n/a 0 - - - %s\n", kVersionName, wl.name, method, threads.c_str(),
+                    s.message.c_str());
+        std::fflush(stdout);
+        continue;
+      }
+      std::vector<double> times;
+      const double start = now_ms();
+      while (int(times.size()) < max_reps &&
+             (times.size() < 3 || now_ms() - start < seconds * 1000.0)) {
+        const double t0 = now_ms();
+        s = match::matcher_run(matcher.get(), source, &res);
+        times.push_back(now_ms() - t0);
+        if (!s.ok()) break;
+      }
+      if (!s.ok()) {
+        ++failures;
+        std::fprintf(stderr, "bench %s %s: %s\n", wl.name, method, s.message.c_str());
+        continue;
+      }
+      std::sort(times.begin(), times.end());
+      const size_t n = times.size();
+      const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+      const match::Position& b = res.best.at(0);
+      std::printf("%s %s %s %s %.3f %zu %d %d %llu %s\n", kVersionName, wl.name, method,
+                  threads.c_str(), median, n, b.x, b.y, (unsigned long long)b.score,
+                  match::method_name(res.method_used));
+      std::fflush(stdout);
+    }
+  }
+  return failures ? kExitRuntime : kExitOk;
+}
+
 }  // namespace parvis

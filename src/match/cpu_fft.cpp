@@ -1,0 +1,390 @@
+// SSD through FFT cross-correlation on the CPU: see cpu_fft.hpp for the method and the
+// exactness argument. Linked into seq, simd and omp; FFTW only where the build found it.
+#include "match/cpu_fft.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "match/match_common.hpp"
+
+#if PARVIS_HAVE_FFTW
+#include <fftw3.h>
+#endif
+
+namespace parvis::match::fft {
+
+Status unavailable() {
+  return Status::bad_input("--method fft needs FFTW: install libfftw3-dev and rebuild");
+}
+
+// ---------------------------------------------------------------------------- sizes
+// The smallest n' >= n of the form 2^a 3^b 5^c 7^d with d <= 1. FFTW handles any size, but
+// is fastest on these; repeated factors of 7 (1029 = 3·7³) measured up to 1.8× slower
+// than the next 2-3-5 size here, so at most one 7 is allowed.
+static int good_size(int n) {
+  for (int m = std::max(n, 1);; ++m) {
+    int r = m;
+    for (int p : {2, 3, 5}) while (r % p == 0) r /= p;
+    if (r == 1 || r == 7) return m;
+  }
+}
+
+void padded_size(int source_width, int source_height, int* n0, int* n1) {
+  // Circular correlation of size n >= W gives the linear one at every kept position
+  // x <= W - w: x + i <= W - 1 never wraps. So the source size is enough.
+  *n0 = good_size(source_height);
+  *n1 = good_size(source_width);
+}
+
+// Cost model, measured on the development machine (2-core AMD EPYC Zen 5 VM, FFTW 3.3.10,
+// FFTW_ESTIMATE plans, double; bench/README.md): one r2c + one c2r of n = n0·n1 points
+// took 0.38–0.46 ns · n·log2(n) on one thread (1350×1050: 11–13 ms), ~0.26 with two; the
+// passes over pixels (fill, spectrum product, integral image, combine, top-K) ~3.4 ns per
+// source pixel on one thread, split over the workers in omp.
+double estimate_ms(int source_width, int source_height, int threads) {
+  int n0, n1;
+  padded_size(source_width, source_height, &n0, &n1);
+  const double n = double(n0) * double(n1);
+  const double ns_per_nlogn = threads > 1 ? 0.26 : 0.42;
+  const double ns = ns_per_nlogn * n * std::log2(n) +
+                    3.4 * double(source_width) * double(source_height) / std::max(1, threads);
+  return ns * 1e-6;
+}
+
+#if PARVIS_HAVE_FFTW
+
+// ---------------------------------------------------------------------------- FFTW state
+// FFTW's planner is not thread-safe and its thread count is global: every planner call
+// goes through this lock. fftw_execute on distinct plans is safe.
+static std::mutex& planner_mutex() {
+  static std::mutex m;
+  return m;
+}
+static void init_fftw_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] { fftw_init_threads(); });
+}
+
+struct Plan {
+  Image tpl;
+  int threads = 1;
+  uint64_t tpl_sq_sum = 0;  // ΣT²
+  double tpl_l1 = 0;        // ΣT   (the bound's ‖t‖₁)
+  double tpl_l2 = 0;        // √ΣT² (‖t‖₂)
+
+  // For the current source size.
+  int src_w = 0, src_h = 0, n0 = 0, n1 = 0;
+  double* real = nullptr;          // n0 × n1: the padded source in, ΣI·T out
+  fftw_complex* spec = nullptr;    // n0 × (n1/2+1): its spectrum
+  fftw_complex* tspec = nullptr;   // the template's spectrum, conjugated, scaled by 1/(n0·n1)
+  fftw_plan forward = nullptr, inverse = nullptr;
+  std::vector<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares
+
+  void release() {
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    if (forward) fftw_destroy_plan(forward);
+    if (inverse) fftw_destroy_plan(inverse);
+    fftw_free(real);
+    fftw_free(spec);
+    fftw_free(tspec);
+    forward = inverse = nullptr;
+    real = nullptr;
+    spec = tspec = nullptr;
+    src_w = src_h = n0 = n1 = 0;
+  }
+  ~Plan() { release(); }
+};
+
+bool available() { return true; }
+
+void PlanDeleter::operator()(Plan* p) const { delete p; }
+
+Status prepare(const Image& gray_template, int threads, PlanPtr* out) {
+  init_fftw_threads();
+  PlanPtr p(new Plan);
+  p->tpl = gray_template;
+  p->threads = std::max(1, threads);
+  for (int y = 0; y < gray_template.height; ++y)
+    for (int x = 0; x < gray_template.width; ++x) {
+      const uint64_t v = gray_template.row(y)[x];
+      p->tpl_sq_sum += v * v;
+      p->tpl_l1 += double(v);
+    }
+  p->tpl_l2 = std::sqrt(double(p->tpl_sq_sum));
+  *out = std::move(p);
+  return Status::Ok();
+}
+
+// Row y of the real buffer: `img`'s row at the left (when y < height), zeros elsewhere.
+static void fill_padded_row(const Image& img, int n1, int y, double* real) {
+  double* d = real + size_t(y) * size_t(n1);
+  int x = 0;
+  if (y < img.height) {
+    const uint8_t* s = img.row(y);
+    for (; x < img.width; ++x) d[x] = double(s[x]);
+  }
+  std::fill(d + x, d + n1, 0.0);
+}
+
+// Plans and the template's spectrum for a source of this size (once per size).
+static Status setup_size(Plan* p, int src_w, int src_h) {
+  if (p->src_w == src_w && p->src_h == src_h) return Status::Ok();
+  p->release();
+  int n0, n1;
+  padded_size(src_w, src_h, &n0, &n1);
+  const size_t n_real = size_t(n0) * size_t(n1), n_spec = size_t(n0) * size_t(n1 / 2 + 1);
+  {
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    p->real = fftw_alloc_real(n_real);
+    p->spec = fftw_alloc_complex(n_spec);
+    p->tspec = fftw_alloc_complex(n_spec);
+    if (p->real && p->spec && p->tspec) {
+      fftw_plan_with_nthreads(p->threads);
+      // FFTW_ESTIMATE: planning in milliseconds. FFTW_MEASURE ran the transforms ~25%
+      // faster here but took over a second to plan, which a one-shot run never recovers.
+      p->forward = fftw_plan_dft_r2c_2d(n0, n1, p->real, p->spec, FFTW_ESTIMATE);
+      p->inverse = fftw_plan_dft_c2r_2d(n0, n1, p->spec, p->real, FFTW_ESTIMATE);
+    }
+  }
+  if (!p->real || !p->spec || !p->tspec) {
+    p->release();
+    return Status::runtime("out of memory for a " + std::to_string(n1) + "x" + std::to_string(n0) +
+                           " FFT");
+  }
+  if (!p->forward || !p->inverse) {
+    p->release();
+    return Status::runtime("FFTW could not plan a " + std::to_string(n1) + "x" + std::to_string(n0) +
+                           " transform");
+  }
+  try {
+    p->sq_integral.assign((size_t(src_w) + 1) * (size_t(src_h) + 1), 0);
+  } catch (const std::bad_alloc&) {
+    p->release();
+    return Status::runtime("out of memory for the integral image of squares");
+  }
+  p->src_w = src_w;
+  p->src_h = src_h;
+  p->n0 = n0;
+  p->n1 = n1;
+  // The template's spectrum, conjugated and scaled once, so a run multiplies only.
+  for (int y = 0; y < n0; ++y) fill_padded_row(p->tpl, n1, y, p->real);
+  fftw_execute_dft_r2c(p->forward, p->real, p->tspec);
+  const double scale = 1.0 / double(n_real);
+  for (size_t k = 0; k < n_spec; ++k) {
+    p->tspec[k][0] *= scale;
+    p->tspec[k][1] *= -scale;
+  }
+  return Status::Ok();
+}
+
+// A bound on |ΣI·T by FFT − ΣI·T| at every position, for this source and template.
+//
+// Higham (Accuracy and Stability of Numerical Algorithms, 2nd ed., Thm 24.2): a computed
+// Cooley–Tukey transform of N points has ‖ŷ − y‖₂ ≤ a·‖y‖₂ with a = log2(N)·η,
+// η = μ + γ₄(√2 + μ) ≈ 6.7u for twiddles accurate to μ ≈ u (FFTW precomputes them
+// accurately); the 2-D transform is a composition, so log2 N with N = n0·n1 points. The
+// correlation c = F⁻¹(X ⊙ T̄)/N then errs, in the 2-norm and so at every position, by at most
+//   a·(2·‖x‖₂‖t‖₁ + min(‖x‖₁‖t‖₂, √N‖x‖₂‖t‖₂)) + 4u·‖x‖₂‖t‖₁
+// (forward error of X times ‖T‖∞ ≤ ‖t‖₁; error of T times ‖X‖∞ ≤ ‖x‖₁ or ‖X‖₂; the inverse
+// transform's own error on ‖c‖₂ ≤ ‖x‖₂‖t‖₁; the product and scaling roundings), with
+// x the whole source and t the template. FFTW mixes radices 2–7 rather than radix 2, so
+// the result is doubled for safety. Measured errors are ~10⁻⁵ of this (bench/README.md).
+static double fft_rounding_bound(const Plan& p, double src_l1, double src_l2) {
+  const double u = 0x1p-53;  // unit roundoff of double
+  const double n = double(p.n0) * double(p.n1);
+  const double a = std::log2(n) * 7.0 * u;
+  const double template_term = std::min(src_l1 * p.tpl_l2, std::sqrt(n) * src_l2 * p.tpl_l2);
+  const double bound = a * (2.0 * src_l2 * p.tpl_l1 + template_term) + 4.0 * u * src_l2 * p.tpl_l1;
+  return 2.0 * bound;
+}
+
+// Round to the nearest integer without a libm call: adding and subtracting 1.5·2^52 leaves
+// an integer for |v| < 2^51 (ΣI·T < 2^31 · 255² < 2^47).
+static inline double round_to_integer(double v) {
+  const double magic = 6755399441055744.0;  // 1.5 · 2^52
+  return (v + magic) - magic;
+}
+
+#ifdef PARVIS_FFT_PROFILE
+#define PROF_T(name) const double name = now_ms()
+#else
+#define PROF_T(name)
+#endif
+
+static std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& exec,
+           const RescoreFn& rescore, Result* res) {
+  PARVIS_TRY(setup_size(p, src.width, src.height));
+  const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
+  const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
+  const int n0 = p->n0, n1 = p->n1, n_half = n1 / 2 + 1;
+  std::vector<uint64_t> scores;
+  try {
+    scores.resize(size_t(map_w) * size_t(map_h));
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of memory for the score map");
+  }
+
+  // ΣI·T for every position: forward transform, product with the kept spectrum, inverse.
+  PROF_T(t0);
+  exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, y, p->real); });
+  PROF_T(t1);
+  fftw_execute_dft_r2c(p->forward, p->real, p->spec);
+  PROF_T(t2);
+  exec.for_each(n0, [&](int y, int) {
+    fftw_complex* a = p->spec + size_t(y) * size_t(n_half);
+    const fftw_complex* b = p->tspec + size_t(y) * size_t(n_half);
+    for (int k = 0; k < n_half; ++k) {
+      const double ar = a[k][0], ai = a[k][1], br = b[k][0], bi = b[k][1];
+      a[k][0] = ar * br - ai * bi;
+      a[k][1] = ar * bi + ai * br;
+    }
+  });
+  PROF_T(t3);
+  fftw_execute_dft_c2r(p->inverse, p->spec, p->real);
+  PROF_T(t4);
+
+  // Integral image of squares (exact: at most 2^31 · 255² < 2^47): prefix sums along each
+  // row, then down each column (columns in blocks, so both passes split over workers).
+  // Also the source's ‖x‖₁ for the bound (per worker, added after).
+  const size_t iw = size_t(W) + 1;
+  uint64_t* ii = p->sq_integral.data();
+  std::vector<uint64_t> l1(size_t(exec.workers), 0);
+  exec.for_each(H, [&](int y, int worker) {
+    const uint8_t* s = src.row(y);
+    uint64_t* out = ii + (size_t(y) + 1) * iw;
+    uint64_t run_sq = 0, run = 0;
+    for (int x = 0; x < W; ++x) {
+      run_sq += uint64_t(s[x]) * s[x];
+      run += s[x];
+      out[x + 1] = run_sq;
+    }
+    l1[size_t(worker)] += run;
+  });
+  constexpr int kColumns = 256;
+  exec.for_each((W + kColumns) / kColumns, [&](int b, int) {
+    const size_t x0 = size_t(b) * kColumns + 1, x1 = std::min(x0 + kColumns, iw);
+    for (int y = 1; y < H; ++y) {
+      const uint64_t* above = ii + size_t(y) * iw;
+      uint64_t* row = ii + (size_t(y) + 1) * iw;
+      for (size_t x = x0; x < x1; ++x) row[x] += above[x];
+    }
+  });
+  uint64_t sum_l1 = 0;
+  for (uint64_t v : l1) sum_l1 += v;
+  PROF_T(t5);
+  const double src_l2 = std::sqrt(double(ii[size_t(H) * iw + size_t(W)]));
+  double c_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
+  // PARVIS_FFT_BOUND_SCALE=F multiplies the bound: only more positions get re-scored, so it
+  // can never make an answer wrong; tests use it to exercise the re-scoring path.
+  if (const char* f = std::getenv("PARVIS_FFT_BOUND_SCALE")) c_bound *= std::max(1.0, std::atof(f));
+  const bool exact = c_bound < 0.5;
+
+  // SSD = ΣI² − 2·round(ΣI·T) + ΣT², in integers. round() is exact when c_bound < 0.5;
+  // otherwise each score is off by at most 2·(c_bound + 0.5). A true SSD is >= 0.
+  const int64_t tpl_sq = int64_t(p->tpl_sq_sum);
+  exec.for_each(map_h, [&](int y, int) {
+    const uint64_t* top = ii + size_t(y) * iw;
+    const uint64_t* bottom = ii + (size_t(y) + size_t(h)) * iw;
+    const double* corr = p->real + size_t(y) * size_t(n1);
+    uint64_t* out = scores.data() + size_t(y) * size_t(map_w);
+    for (int x = 0; x < map_w; ++x) {
+      const int64_t window_sq = int64_t(bottom[x + w] - bottom[x] - top[x + w] + top[x]);
+      const int64_t ssd = window_sq - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
+      out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+    }
+  });
+  PROF_T(t6);
+
+  std::string note;
+  if (exact) {
+    // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
+    // K windows); a difference would mean the bound failed, and then every position is
+    // re-scored directly rather than report a wrong match.
+    std::vector<Position> best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+    std::vector<Position> check = best;
+    rescore(&check);
+    bool agree = true;
+    for (size_t i = 0; i < best.size(); ++i) agree = agree && check[i].score == best[i].score;
+    if (agree) {
+      note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) +
+             " < 0.5, so rounding gives every score exactly (best re-scored directly: equal)";
+      res->best = std::move(best);
+    } else {
+      std::vector<Position> all;
+      all.reserve(scores.size());
+      for (int y = 0; y < map_h; ++y)
+        for (int x = 0; x < map_w; ++x) all.push_back(Position{x, y, 0});
+      rescore(&all);
+      for (const Position& q : all) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
+      res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+      note = "FFT score differed from the direct one despite the bound " + fmt("%.3g", c_bound) +
+             "; every position was re-scored directly";
+    }
+  } else {
+    // Scores are within `err` of the exact ones. The true K best all have FFT scores within
+    // 2·err of the K-th smallest FFT score: re-score exactly every such position. The others
+    // are then larger than every exact candidate, so top-K over the patched map is exact.
+    const uint64_t err = uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
+    const uint64_t kth = select_best_parallel(scores.data(), map_w, map_h, top_k, exec).back().score;
+    const uint64_t limit = kth + 2 * err;  // scores < 2^47: no overflow
+    std::vector<std::vector<Position>> found(size_t(exec.workers));
+    exec.for_each(map_h, [&](int y, int worker) {
+      const uint64_t* row = scores.data() + size_t(y) * size_t(map_w);
+      for (int x = 0; x < map_w; ++x)
+        if (row[x] <= limit) found[size_t(worker)].push_back(Position{x, y, 0});
+    });
+    std::vector<Position> candidates;
+    for (const auto& f : found) candidates.insert(candidates.end(), f.begin(), f.end());
+    rescore(&candidates);
+    for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
+    res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+    note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) + " >= 0.5: re-scored directly the " +
+           std::to_string(candidates.size()) + " positions within " + std::to_string(2 * err) +
+           " of the K-th best FFT score";
+  }
+  PROF_T(t7);
+#ifdef PARVIS_FFT_PROFILE
+  std::fprintf(stderr, "fill %.2f fwd %.2f mul %.2f inv %.2f integral %.2f combine %.2f select %.2f\n",
+               t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
+#endif
+
+  res->map_width = map_w;
+  res->map_height = map_h;
+  if (want_map) {
+    res->map.resize(scores.size());
+    exec.for_each(map_h, [&](int y, int) {
+      const size_t o = size_t(y) * size_t(map_w);
+      for (int x = 0; x < map_w; ++x) res->map[o + size_t(x)] = double(scores[o + size_t(x)]);
+    });
+  }
+  res->method_used = Method::FFT;
+  if (!res->explain.empty()) res->explain += "; ";
+  res->explain += "FFT " + std::to_string(n1) + "x" + std::to_string(n0) + " (FFTW, double, " +
+                  std::to_string(p->threads) + (p->threads == 1 ? " thread): " : " threads): ") + note;
+  return Status::Ok();
+}
+
+#else  // !PARVIS_HAVE_FFTW: the FFT method says clearly why it is missing.
+
+struct Plan {};
+bool available() { return false; }
+void PlanDeleter::operator()(Plan* p) const { delete p; }
+Status prepare(const Image&, int, PlanPtr*) { return unavailable(); }
+Status run(Plan*, const Image&, int, bool, const CpuExec&, const RescoreFn&, Result*) {
+  return unavailable();
+}
+
+#endif
+
+}  // namespace parvis::match::fft

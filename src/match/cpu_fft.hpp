@@ -1,0 +1,65 @@
+// SSD through FFT cross-correlation on the CPU (seed 000's "new sequential algorithm"),
+// shared by the seq, simd and omp versions (src/<op>/cpu_*.cpp is linked into CPU
+// versions only):
+//
+//   SSD(x,y) = ΣI²(window) − 2·ΣI·T + ΣT²
+//
+// ΣI² per window from an integral image of squares (exact, 64-bit), ΣT² once, and the
+// cross-correlation ΣI·T for every position at once through FFTW: r2c of the zero-padded
+// source, times the conjugate of the template's spectrum (kept, with the plans, in the
+// prepared object), c2r, scaled. The sizes are padded only to the source's size (not
+// source + template: the positions we keep never wrap around) and to 2^a 3^b 5^c 7^d.
+//
+// Exactness: the FFT is double precision and its rounding error on ΣI·T has a bound
+// computed for every run (cpu_fft.cpp: fft_rounding_bound, measured in bench/README.md).
+//   bound < 0.5  — ΣI·T is an integer, so rounding it gives the exact value: the whole map
+//                  is exact, and the best K are checked once more by direct re-scoring.
+//   bound >= 0.5 — (only for very large images) the map may be off by up to 2·(bound+0.5);
+//                  every position whose FFT score lies within twice that of the K-th best
+//                  is re-scored exactly by the version's direct kernel, so the reported
+//                  positions and scores are exact either way.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "match/cpu_exec.hpp"
+#include "match/match.hpp"
+
+namespace parvis::match::fft {
+
+// Whether this build has FFTW (PARVIS_HAVE_FFTW).
+bool available();
+// "--method fft needs FFTW: install libfftw3-dev and rebuild" (exit 2).
+Status unavailable();
+
+struct Plan;
+struct PlanDeleter {
+  void operator()(Plan* p) const;
+};
+using PlanPtr = std::unique_ptr<Plan, PlanDeleter>;
+
+// Prepares the FFT matcher for a grey template. FFTW plans and the template spectrum are
+// made on the first run for a given source size and kept for the next runs of that size
+// (a video pays them once). `threads` is FFTW's thread count (seq and simd: 1). A plan is
+// used by one thread at a time.
+Status prepare(const Image& gray_template, int threads, PlanPtr* out);
+
+// Exact scores for candidate positions, by the version's own direct kernel: fills the
+// `score` of every position in the vector.
+using RescoreFn = std::function<void(std::vector<Position>* candidates)>;
+
+// Runs the FFT method on a grey source (already checked against the template's size):
+// fills res->best (top_k, exact), res->map_width/height, res->map when want_map, and
+// appends to res->explain what it did about rounding. The passes over pixels run through
+// `exec` (the FFTs on the plan's FFTW threads).
+Status run(Plan* plan, const Image& gray_source, int top_k, bool want_map, const CpuExec& exec,
+           const RescoreFn& rescore, Result* res);
+
+// ---- the cost model of `auto` -------------------------------------------------------------
+// The padded FFT size used for a source of this size (n0 rows × n1 columns).
+void padded_size(int source_width, int source_height, int* n0, int* n1);
+// Estimated milliseconds of run() (plans already made) on this machine with `threads`.
+double estimate_ms(int source_width, int source_height, int threads);
+
+}  // namespace parvis::match::fft

@@ -1,0 +1,153 @@
+// The Matcher of the simd and omp versions. They differ only in who computes which result
+// rows, the CpuExec they pass (cpu_exec.hpp): simd.cpp runs the rows in order on one
+// thread; omp.cpp spreads them with `#pragma omp parallel for schedule(static)`.
+// Kernels: simd_kernels.hpp; FFT method: cpu_fft.hpp.
+#pragma once
+#include <cstdio>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "match/cpu_exec.hpp"
+#include "match/cpu_fft.hpp"
+#include "match/match_common.hpp"
+#include "match/simd_kernels.hpp"
+
+namespace parvis::match {
+
+struct Matcher {
+  Params params;
+  kernels::TemplateRows tpl;
+  kernels::Kernels k = kernels::pick_kernels();
+  int threads = 1;
+  fft::PlanPtr fft;  // SSD with method auto or fft, in a build with FFTW
+  // Source layouts, kept between runs so that a video reuses their memory.
+  kernels::PaddedSource padded;  // SAD, and re-scoring FFT candidates
+  kernels::PairedSource paired;  // SSD maps
+};
+
+namespace cpu {
+
+// Cost model of `auto`, per pixel comparison (one |d| or d² of one position) of the direct
+// kernels on one thread, measured on the development machine (2-core AMD EPYC Zen 5 VM, g++
+// 12 -O3): AVX2 SSD 0.017–0.021 ns (640×480 / 64×64: 16 ms; 1920×1080 / 16×16: 11 ms),
+// SSE2 SSD 0.04 ns, scalar 0.2 ns. Two threads scale by ~1.9 (bench/README.md).
+inline double direct_ns_per_pixel(const char* isa) {
+  const std::string s = isa;
+  return s == "avx2" ? 0.021 : s == "sse2" ? 0.045 : 0.2;
+}
+
+inline Status create(const Image& gray_template, const Params& params, const CpuExec& exec,
+                     MatcherPtr* out) {
+  PARVIS_TRY(check_params(params));
+  PARVIS_TRY(check_template(gray_template));
+  MatcherPtr m(new Matcher);
+  m->params = params;
+  m->threads = exec.workers;
+  kernels::prepare_template(gray_template, &m->tpl);
+  if (params.metric == Metric::SSD && params.method != Method::Direct) {
+    if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft));
+    else if (params.method == Method::FFT) return fft::unavailable();
+  }
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+// `auto`: the cheaper of direct and FFT by the cost model. Both give the exact answer, so
+// the choice changes only the time.
+inline Method choose(const Matcher& m, const Image& src, std::string* why) {
+  const Params& p = m.params;
+  if (p.method != Method::Auto) {
+    *why = std::string(method_name(p.method)) + ", as asked";
+    return p.method;
+  }
+  if (p.metric == Metric::SAD) {
+    *why = "auto chose direct: SAD has no FFT form";
+    return Method::Direct;
+  }
+  const double positions = double(map_width_of(src.width, m.tpl.w)) * map_height_of(src.height, m.tpl.h);
+  const double ns = direct_ns_per_pixel(m.k.isa) / (m.threads > 1 ? 0.95 * m.threads : 1.0);
+  const double direct_ms = positions * m.tpl.w * m.tpl.h * ns * 1e-6;
+  char buf[320];
+  if (!m.fft) {
+    *why = "auto chose direct: this build has no FFTW";
+    return Method::Direct;
+  }
+  int n0, n1;
+  fft::padded_size(src.width, src.height, &n0, &n1);
+  const double fft_ms = fft::estimate_ms(src.width, src.height, m.threads);
+  const bool use_fft = fft_ms < direct_ms;
+  std::snprintf(buf, sizeof buf,
+                "auto chose %s: direct ~%.3g ms (%.0f positions x %dx%d pixels, %s, %d thread%s) vs "
+                "fft ~%.3g ms (%dx%d FFT)",
+                use_fft ? "fft" : "direct", direct_ms, positions, m.tpl.w, m.tpl.h, m.k.isa, m.threads,
+                m.threads == 1 ? "" : "s", fft_ms, n1, n0);
+  *why = buf;
+  return use_fft ? Method::FFT : Method::Direct;
+}
+
+inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Result* res) {
+  const Params& p = m->params;
+  const int map_w = map_width_of(src.width, m->tpl.w), map_h = map_height_of(src.height, m->tpl.h);
+  const bool ssd = p.metric == Metric::SSD;
+  try {
+    if (ssd) {
+      kernels::pair_source_alloc(src.width, src.height, &m->paired);
+      exec.for_each(src.height, [&](int y, int) { kernels::pair_source_rows(src, y, y + 1, &m->paired); });
+    } else {
+      kernels::pad_source(src, &m->padded);
+    }
+    if (p.want_map) res->map.assign(size_t(map_w) * size_t(map_h), 0.0);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of memory for a " + std::to_string(src.width) + "x" +
+                           std::to_string(src.height) + " source");
+  }
+  // One row buffer and one top-K per worker, merged at the end (TopK's order is total, so
+  // the merge does not depend on how rows were split).
+  const int workers = exec.workers;
+  std::vector<std::vector<uint64_t>> row(size_t(workers), std::vector<uint64_t>(size_t(map_w), 0));
+  std::vector<FilteredTopK> tops(size_t(workers), FilteredTopK(p.top_k));
+  exec.for_each(map_h, [&](int y, int worker) {
+    uint64_t* scores = row[size_t(worker)].data();
+    if (ssd) m->k.ssd_row(m->paired, m->tpl, y, scores);
+    else m->k.sad_row(m->padded, m->tpl, y, scores);
+    tops[size_t(worker)].offer_row(scores, map_w, y);
+    if (p.want_map) {
+      double* dst = res->map.data() + size_t(y) * size_t(map_w);
+      for (int x = 0; x < map_w; ++x) dst[x] = double(scores[x]);
+    }
+  });
+  for (int i = 1; i < workers; ++i) tops[0].top().merge(tops[size_t(i)].top());
+  res->best = tops[0].top().sorted();
+  res->map_width = map_w;
+  res->map_height = map_h;
+  res->method_used = Method::Direct;
+  return Status::Ok();
+}
+
+inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result* res) {
+  // Exact re-scoring of FFT candidates with the one-position kernel (the seed's loop).
+  bool padded = false;
+  auto rescore = [&](std::vector<Position>* cands) {
+    if (!padded) kernels::pad_source(src, &m->padded), padded = true;
+    Position* c = cands->data();
+    exec.for_each(int(cands->size()), [&](int i, int) { c[i].score = m->k.ssd_at(m->padded, m->tpl, c[i].x, c[i].y); });
+  };
+  return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
+}
+
+inline Status run(Matcher* m, const Image& src, const CpuExec& exec, Result* out) {
+  PARVIS_TRY(check_source(src, m->tpl.w, m->tpl.h));
+  const double t0 = now_ms();
+  Result res;
+  const Method method = choose(*m, src, &res.explain);
+  res.explain += std::string(" [") + m->k.isa + "]";
+  if (method == Method::FFT) PARVIS_TRY(run_fft(m, src, exec, &res));
+  else PARVIS_TRY(run_direct(m, src, exec, &res));
+  res.timings.compute_ms = now_ms() - t0;
+  *out = std::move(res);
+  return Status::Ok();
+}
+
+}  // namespace cpu
+}  // namespace parvis::match

@@ -3,6 +3,7 @@
 // (d^2 for SSD, |d| for SAD). Plain loops; every other version must agree bit for bit.
 #include <new>
 
+#include "match/cpu_fft.hpp"
 #include "match/match_common.hpp"
 
 namespace parvis::match {
@@ -10,6 +11,7 @@ namespace parvis::match {
 struct Matcher {
   Image tpl;  // the grey template
   Params params;
+  fft::PlanPtr fft;  // --method fft: plans and template spectrum (cpu_fft.hpp)
 };
 
 void MatcherDeleter::operator()(Matcher* m) const { delete m; }
@@ -17,7 +19,8 @@ void MatcherDeleter::operator()(Matcher* m) const { delete m; }
 Status matcher_create(const Image& gray_template, const Params& params, MatcherPtr* out) {
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
-  out->reset(new Matcher{gray_template, params});
+  out->reset(new Matcher{gray_template, params, nullptr});
+  if (params.method == Method::FFT) PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft));
   return Status::Ok();
 }
 
@@ -84,9 +87,17 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
       res.explain = "direct, as asked";
       PARVIS_TRY(match_direct(*m, gray_source, &res));
       break;
-    case Method::FFT:
-      // Hook for the CPU FFT path (src/match/cpu_fft.*): replace this line when it lands.
-      return Status::not_implemented("match --method fft");
+    case Method::FFT: {
+      // SSD through FFT cross-correlation (cpu_fft.hpp) on one thread; the positions it must
+      // re-score exactly are re-scored by window_score.
+      res.explain = "fft, as asked";
+      auto rescore = [&](std::vector<Position>* candidates) {
+        for (Position& p : *candidates) p.score = window_score<Metric::SSD>(gray_source, m->tpl, p.x, p.y);
+      };
+      PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map, serial_exec(),
+                          rescore, &res));
+      break;
+    }
   }
   res.timings.compute_ms = now_ms() - t0;
   *out = std::move(res);

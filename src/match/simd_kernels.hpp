@@ -105,6 +105,7 @@ struct TemplateRows {
   std::vector<uint8_t> bytes;
   std::vector<int16_t> words;
   alignas(16) uint8_t tail_mask[16] = {};
+  alignas(16) uint8_t narrow_mask[16] = {};  // 0xFF for i < w: a whole row when w <= 16
   // Many-positions loop: each row as (w + 1) / 2 pairs (T[2p], T[2p+1]) of 16-bit words;
   // an odd width leaves the last pair's second word 0, and that lane is masked.
   int pairs = 0;
@@ -129,7 +130,10 @@ inline void prepare_template(const Image& gray, TemplateRows* t) {
       t->words[size_t(y) * t->stride + size_t(x)] = int16_t(v);
       t->word_pairs[size_t(y) * size_t(t->pairs) + size_t(x / 2)] |= uint32_t(v) << (16 * (x & 1));
     }
-  for (int i = 0; i < 16; ++i) t->tail_mask[i] = i < t->tail ? 0xFF : 0x00;
+  for (int i = 0; i < 16; ++i) {
+    t->tail_mask[i] = i < t->tail ? 0xFF : 0x00;
+    t->narrow_mask[i] = i < w ? 0xFF : 0x00;
+  }
 }
 
 // The kernel types: one position's score, or one whole result row (map_width scores).
@@ -387,9 +391,34 @@ PARVIS_AVX2 inline uint64_t sad_at_avx2(const PaddedSource& s, const TemplateRow
   return hsum64_avx2(acc) + hsum64_sse2(acc16);
 }
 
+// Templates at most 16 wide (one padded row = 16 bytes): two template rows per 256-bit
+// psadbw — the rows of the window in the two halves, the template's rows are contiguous.
+PARVIS_AVX2 inline uint64_t sad_at_avx2_narrow(const PaddedSource& s, const TemplateRows& t, int x, int y) {
+  const __m128i mask = _mm_load_si128((const __m128i*)t.narrow_mask);
+  const __m256i mask2 = _mm256_broadcastsi128_si256(mask);
+  const uint8_t* src = s.row(y) + x;
+  const uint8_t* tpl = t.bytes.data();
+  __m256i acc = _mm256_setzero_si256();
+  int j = 0;
+  for (; j + 1 < t.h; j += 2, src += 2 * s.stride, tpl += 32) {
+    const __m256i two_rows = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i*)src)), _mm_loadu_si128((const __m128i*)(src + s.stride)), 1);
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_and_si256(two_rows, mask2), _mm256_loadu_si256((const __m256i*)tpl)));
+  }
+  uint64_t last = 0;
+  if (j < t.h) {
+    const __m128i row = _mm_and_si128(_mm_loadu_si128((const __m128i*)src), mask);
+    last = hsum64_sse2(_mm_sad_epu8(row, _mm_loadu_si128((const __m128i*)tpl)));
+  }
+  return hsum64_avx2(acc) + last;
+}
+
 PARVIS_AVX2 inline void sad_row_avx2(const PaddedSource& s, const TemplateRows& t, int y, uint64_t* out) {
   const int map_w = s.width - t.w + 1;
-  for (int x = 0; x < map_w; ++x) out[x] = sad_at_avx2(s, t, x, y);
+  if (t.w <= 16)
+    for (int x = 0; x < map_w; ++x) out[x] = sad_at_avx2_narrow(s, t, x, y);
+  else
+    for (int x = 0; x < map_w; ++x) out[x] = sad_at_avx2(s, t, x, y);
 }
 
 // Adds eight unsigned 32-bit lanes into sums[0..7].

@@ -118,8 +118,8 @@ version_files = $(foreach op,$(OPS),$(call op_file,$(op),$(1)))
 not_version = $(filter-out $(addprefix %/,$(VERSION_FILE_NAMES)),$(1))
 CORE_SRC := $(filter-out src/common/version.cpp src/common/device_cpu.cpp src/common/selftest.cpp src/common/cli_main.cpp,\
               $(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
-OP_SHARED_SRC := $(filter-out src/%/cpu_%,$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS) video)))))
 CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) src/common/device_cpu.cpp
+OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS) video)))))
 CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
 APP_SRC := src/main.cpp src/common/selftest.cpp $(CORE_SRC) $(OP_SHARED_SRC)
 

@@ -27,11 +27,12 @@
 // Two harmless undefined behaviours of stb 2.27 that UBSan (which parvis's sanitizer and fuzz
 // builds make fatal) would stop at; each check is switched off for those stb functions
 // only, ASan and every other check still apply:
-//  - stb_image calls memcpy(NULL, p, 0) when a PNG's first IDAT chunk is empty (a legal file);
+//  - stb_image calls memcpy(NULL, p, 0) when a PNG's first IDAT chunk is empty (a legal
+//    file). clang only: GCC cannot switch it off from here (see tests/fuzz/README.md);
 //  - stb_image_write's JPEG bit writer shifts a negative int left (defined since C++20).
 // clang takes the attribute for every function of a header; GCC has no such pragma, but
-// takes it on the one function's definition, through its name (the attribute GCC then
-// ignores at the call sites is what -Wattributes would warn about).
+// takes it on the bit writer's definition, through its name (the attribute GCC then
+// ignores at the call sites, all plain statements, is what -Wattributes would warn about).
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((no_sanitize("nonnull-attribute"))), apply_to = function)
 #endif

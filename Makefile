@@ -153,6 +153,12 @@ $(B)/version/%.o: src/common/version.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -DPARVIS_VERSION_NAME='"$*"' -c $< -o $@ -MF $(@:.o=.d)
 
+# stb 2.27 calls memcpy(NULL, p, 0) on legal PNGs and left-shifts negative ints in its JPEG
+# writer: harmless, but UBSan stops on them. Only for the stb glue file.
+ifneq ($(SANITIZE),)
+$(B)/bmp/stb_io.cpp.o: CXXFLAGS += -fno-sanitize=nonnull-attribute,shift-base
+endif
+
 define cpu_version
 $(BIN)/$(1): $(call version_objs,$(1)) $(B)/config.stamp
 	@mkdir -p $(BIN)

@@ -33,12 +33,8 @@ int cli_blur(int argc, char** argv) {
   args.option("--sigma-max", &sigma_max, "S", "sigma at v = 255, in (0, 16] (default 5)");
   args.flag("--json", &json, "print the result as JSON");
   std::vector<std::string> pos;
-  Status s = args.parse(argc, argv, 1, &pos);
-  if (args.help_requested()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
-  if (!s.ok()) return report_failure(s);
+  if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
+  Status s;
   if (pos.empty() || pos.size() % 2 != 0)
     return report_failure(Status::usage("blur needs pairs IN OUT (see --help)"));
   if (radial && !map_path.empty())

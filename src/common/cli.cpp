@@ -93,6 +93,16 @@ Status ArgParser::parse(int argc, char** argv, int first, std::vector<std::strin
   return Status::Ok();
 }
 
+int ArgParser::parse_command(int argc, char** argv, std::vector<std::string>* positional) {
+  const Status s = parse(argc, argv, 1, positional);
+  if (help_) {
+    std::printf("%s", help_text().c_str());
+    return kExitOk;
+  }
+  if (!s.ok()) return report_failure(s);
+  return -1;
+}
+
 std::string ArgParser::help_text() const {
   std::string t = usage_ + "\n";
   if (!opts_.empty()) t += "\noptions:\n";

@@ -30,6 +30,10 @@ class ArgParser {
   // error for unknown options or bad values. Sets help_requested() on -h/--help.
   Status parse(int argc, char** argv, int first, std::vector<std::string>* positional);
   bool help_requested() const { return help_; }
+  // What every subcommand does first: parse; on --help print the help and return 0; on a
+  // usage error report it and return its exit code; otherwise return -1 (go on). Use as
+  //   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
+  int parse_command(int argc, char** argv, std::vector<std::string>* positional);
   std::string help_text() const;
 
  private:

@@ -26,12 +26,8 @@ int cli_filter(int argc, char** argv) {
   args.flag("--gray", &gray, "convert the input to grey first");
   args.flag("--json", &json, "print the result as JSON");
   std::vector<std::string> pos;
-  Status s = args.parse(argc, argv, 1, &pos);
-  if (args.help_requested()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
-  if (!s.ok()) return report_failure(s);
+  if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
+  Status s;
   if (pos.size() != 2) return report_failure(Status::usage("filter needs IN and OUT (see --help)"));
   if (kernel_name.empty() == kernel_file.empty())
     return report_failure(Status::usage("filter needs exactly one of --kernel and --kernel-file"));

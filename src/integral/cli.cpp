@@ -37,12 +37,8 @@ int cli_integral(int argc, char** argv) {
   args.option("--out", &out_path, "X.npy", "write the integral as a (H, W) .npy array");
   args.flag("--json", &json, "print the result as JSON");
   std::vector<std::string> pos;
-  Status s = args.parse(argc, argv, 1, &pos);
-  if (args.help_requested()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
-  if (!s.ok()) return report_failure(s);
+  if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
+  Status s;
   if (pos.size() > 1 || pos.empty() == random_size.empty())
     return report_failure(Status::usage("integral needs one input: IN or --random WxH"));
   if (!out_path.empty() && file_extension(out_path) != "npy")

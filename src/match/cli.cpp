@@ -109,12 +109,8 @@ int cli_match(int argc, char** argv) {
   args.flag("--json", &json, "print the result as one JSON object");
   args.flag("--explain", &explain, "also say which method ran and why (differs between versions)");
   std::vector<std::string> pos;
-  Status s = args.parse(argc, argv, 1, &pos);
-  if (args.help_requested()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
-  if (!s.ok()) return report_failure(s);
+  if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
+  Status s;
   if (pos.size() != 2) return report_failure(Status::usage("match needs SOURCE and TEMPLATE (see --help)"));
 
   // Every usage error before any file is read.

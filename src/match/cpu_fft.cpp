@@ -65,9 +65,33 @@ static std::mutex& planner_mutex() {
   static std::mutex m;
   return m;
 }
+// FFTW's parallel loops run on the version's workers (OpenMP threads in omp) rather than on
+// FFTW's own pthreads, so one pool of threads, not two, takes turns on the cores (two pools
+// spinning against each other made omp slower than simd when the machine was busy). The
+// executing thread says which workers to use; elsewhere (nested loops, no exec) the jobs
+// run in order.
+static thread_local const CpuExec* t_exec = nullptr;
+static void run_fftw_jobs(void* (*work)(char*), char* jobdata, size_t elsize, int njobs, void*) {
+  const CpuExec* exec = t_exec;
+  if (exec && exec->workers > 1 && njobs > 1) {
+    t_exec = nullptr;  // FFTW may nest loops: inner ones run in order
+    exec->for_each(njobs, [&](int i, int) { work(jobdata + elsize * size_t(i)); });
+    t_exec = exec;
+  } else {
+    for (int i = 0; i < njobs; ++i) work(jobdata + elsize * size_t(i));
+  }
+}
+struct ExecScope {
+  explicit ExecScope(const CpuExec& e) { t_exec = &e; }
+  ~ExecScope() { t_exec = nullptr; }
+};
+
 static void init_fftw_threads() {
   static std::once_flag once;
-  std::call_once(once, [] { fftw_init_threads(); });
+  std::call_once(once, [] {
+    fftw_init_threads();
+    fftw_threads_set_callback(run_fftw_jobs, nullptr);
+  });
 }
 
 struct Plan {
@@ -132,7 +156,7 @@ static void fill_padded_row(const Image& img, int n1, int y, double* real) {
 }
 
 // Plans and the template's spectrum for a source of this size (once per size).
-static Status setup_size(Plan* p, int src_w, int src_h) {
+static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   if (p->src_w == src_w && p->src_h == src_h) return Status::Ok();
   p->release();
   int n0, n1;
@@ -173,7 +197,10 @@ static Status setup_size(Plan* p, int src_w, int src_h) {
   p->n1 = n1;
   // The template's spectrum, conjugated and scaled once, so a run multiplies only.
   for (int y = 0; y < n0; ++y) fill_padded_row(p->tpl, n1, y, p->real);
-  fftw_execute_dft_r2c(p->forward, p->real, p->tspec);
+  {
+    ExecScope scope(exec);
+    fftw_execute_dft_r2c(p->forward, p->real, p->tspec);
+  }
   const double scale = 1.0 / double(n_real);
   for (size_t k = 0; k < n_spec; ++k) {
     p->tspec[k][0] *= scale;
@@ -224,7 +251,7 @@ static std::string fmt(const char* f, double v) {
 
 Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& exec,
            const RescoreFn& rescore, Result* res) {
-  PARVIS_TRY(setup_size(p, src.width, src.height));
+  PARVIS_TRY(setup_size(p, src.width, src.height, exec));
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
   const int n0 = p->n0, n1 = p->n1, n_half = n1 / 2 + 1;
@@ -239,6 +266,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   PROF_T(t0);
   exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, y, p->real); });
   PROF_T(t1);
+  ExecScope scope(exec);
   fftw_execute_dft_r2c(p->forward, p->real, p->spec);
   PROF_T(t2);
   exec.for_each(n0, [&](int y, int) {

@@ -52,7 +52,8 @@ using RescoreFn = std::function<void(std::vector<Position>* candidates)>;
 // Runs the FFT method on a grey source (already checked against the template's size):
 // fills res->best (top_k, exact), res->map_width/height, res->map when want_map, and
 // appends to res->explain what it did about rounding. The passes over pixels run through
-// `exec` (the FFTs on the plan's FFTW threads).
+// `exec`, and so do the FFTs: FFTW plans for the plan's thread count, its parallel loops
+// run on exec's workers (no second thread pool).
 Status run(Plan* plan, const Image& gray_source, int top_k, bool want_map, const CpuExec& exec,
            const RescoreFn& rescore, Result* res);
 

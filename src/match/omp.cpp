@@ -1,6 +1,6 @@
 // Template matching, omp version: the simd version's kernels (simd_kernels.hpp) with the
 // result rows spread over OpenMP threads (static schedule; OMP_NUM_THREADS is honoured),
-// and the FFT method of cpu_fft.hpp with as many FFTW threads.
+// and the FFT method of cpu_fft.hpp, whose FFTW loops run on the same OpenMP threads.
 #include <omp.h>
 
 #include "match/simd_matcher.hpp"

@@ -1,4 +1,6 @@
-// TEMPORARY placeholder until the video subcommand lands (issue 3): says so, exit 2.
+// The video pipeline (seed 000: per-frame matching with the template prepared once) has not
+// landed in any version yet: the subcommand says so, exit 2, as DESIGN.md asks of a missing
+// operation. See ../shared/DESIGN.md for its command line.
 #include "common/cli.hpp"
 #include "common/subcommands.hpp"
 

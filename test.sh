@@ -126,7 +126,7 @@ check_case() {  # version name expect
   if ! cmp -s "$dir/stdout" "$sdir/stdout"; then
     fail "$label: stdout differs from seq: $(diff "$sdir/stdout" "$dir/stdout" | head -n 4 | tr '\n' ' ')"; return
   fi
-  local f files; files=$( (cd "$sdir/out" && find . -type f; cd "$dir/out" && find . -type f) | LC_ALL=C sort -u)
+  local f files; files=$( { (cd "$sdir/out" && find . -type f); (cd "$dir/out" && find . -type f); } | LC_ALL=C sort -u)
   for f in $files; do
     [ -f "$dir/out/$f" ] || { fail "$label: missing output $f"; return; }
     [ -f "$sdir/out/$f" ] || { fail "$label: extra output $f"; return; }

@@ -103,17 +103,21 @@ struct Plan {
 
   // For the current source size.
   int src_w = 0, src_h = 0, n0 = 0, n1 = 0;
-  double* real = nullptr;          // n0 × n1: the padded source in, ΣI·T out
-  fftw_complex* spec = nullptr;    // n0 × (n1/2+1): its spectrum
+  // In-place transforms (one buffer, not two: fewer bytes to move and to fault in): rows of
+  // 2·(n1/2+1) doubles hold the padded source (n1 used), then its n1/2+1 complex spectrum,
+  // then ΣI·T.
+  fftw_complex* spec = nullptr;
+  double* real = nullptr;          // = (double*)spec, row stride real_stride
+  size_t real_stride = 0;
   fftw_complex* tspec = nullptr;   // the template's spectrum, conjugated, scaled by 1/(n0·n1)
   fftw_plan forward = nullptr, inverse = nullptr;
   std::vector<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares
+  std::vector<uint64_t> scores;       // the map, kept so that runs do not reallocate it
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
     if (forward) fftw_destroy_plan(forward);
     if (inverse) fftw_destroy_plan(inverse);
-    fftw_free(real);
     fftw_free(spec);
     fftw_free(tspec);
     forward = inverse = nullptr;
@@ -145,8 +149,8 @@ Status prepare(const Image& gray_template, int threads, PlanPtr* out) {
 }
 
 // Row y of the real buffer: `img`'s row at the left (when y < height), zeros elsewhere.
-static void fill_padded_row(const Image& img, int n1, int y, double* real) {
-  double* d = real + size_t(y) * size_t(n1);
+static void fill_padded_row(const Image& img, int n1, size_t stride, int y, double* real) {
+  double* d = real + size_t(y) * stride;
   int x = 0;
   if (y < img.height) {
     const uint8_t* s = img.row(y);
@@ -162,12 +166,13 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   int n0, n1;
   padded_size(src_w, src_h, &n0, &n1);
   const size_t n_real = size_t(n0) * size_t(n1), n_spec = size_t(n0) * size_t(n1 / 2 + 1);
+  p->real_stride = 2 * size_t(n1 / 2 + 1);
   {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    p->real = fftw_alloc_real(n_real);
     p->spec = fftw_alloc_complex(n_spec);
+    p->real = reinterpret_cast<double*>(p->spec);
     p->tspec = fftw_alloc_complex(n_spec);
-    if (p->real && p->spec && p->tspec) {
+    if (p->spec && p->tspec) {
       fftw_plan_with_nthreads(p->threads);
       // FFTW_ESTIMATE: planning in milliseconds. FFTW_MEASURE ran the transforms ~25%
       // faster here but took over a second to plan, which a one-shot run never recovers.
@@ -175,7 +180,7 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
       p->inverse = fftw_plan_dft_c2r_2d(n0, n1, p->spec, p->real, FFTW_ESTIMATE);
     }
   }
-  if (!p->real || !p->spec || !p->tspec) {
+  if (!p->spec || !p->tspec) {
     p->release();
     return Status::runtime("out of memory for a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " FFT");
@@ -187,24 +192,25 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   }
   try {
     p->sq_integral.assign((size_t(src_w) + 1) * (size_t(src_h) + 1), 0);
+    p->scores.resize(size_t(map_width_of(src_w, p->tpl.width)) * size_t(map_height_of(src_h, p->tpl.height)));
   } catch (const std::bad_alloc&) {
     p->release();
-    return Status::runtime("out of memory for the integral image of squares");
+    return Status::runtime("out of memory for the integral image of squares and the score map");
   }
   p->src_w = src_w;
   p->src_h = src_h;
   p->n0 = n0;
   p->n1 = n1;
   // The template's spectrum, conjugated and scaled once, so a run multiplies only.
-  for (int y = 0; y < n0; ++y) fill_padded_row(p->tpl, n1, y, p->real);
+  for (int y = 0; y < n0; ++y) fill_padded_row(p->tpl, n1, p->real_stride, y, p->real);
   {
     ExecScope scope(exec);
-    fftw_execute_dft_r2c(p->forward, p->real, p->tspec);
+    fftw_execute_dft_r2c(p->forward, p->real, p->spec);
   }
   const double scale = 1.0 / double(n_real);
   for (size_t k = 0; k < n_spec; ++k) {
-    p->tspec[k][0] *= scale;
-    p->tspec[k][1] *= -scale;
+    p->tspec[k][0] = p->spec[k][0] * scale;
+    p->tspec[k][1] = -p->spec[k][1] * scale;
   }
   return Status::Ok();
 }
@@ -255,16 +261,11 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
   const int n0 = p->n0, n1 = p->n1, n_half = n1 / 2 + 1;
-  std::vector<uint64_t> scores;
-  try {
-    scores.resize(size_t(map_w) * size_t(map_h));
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of memory for the score map");
-  }
+  std::vector<uint64_t>& scores = p->scores;
 
   // ΣI·T for every position: forward transform, product with the kept spectrum, inverse.
   PROF_T(t0);
-  exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, y, p->real); });
+  exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, p->real_stride, y, p->real); });
   PROF_T(t1);
   ExecScope scope(exec);
   fftw_execute_dft_r2c(p->forward, p->real, p->spec);
@@ -324,7 +325,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   exec.for_each(map_h, [&](int y, int) {
     const uint64_t* top = ii + size_t(y) * iw;
     const uint64_t* bottom = ii + (size_t(y) + size_t(h)) * iw;
-    const double* corr = p->real + size_t(y) * size_t(n1);
+    const double* corr = p->real + size_t(y) * p->real_stride;
     uint64_t* out = scores.data() + size_t(y) * size_t(map_w);
     for (int x = 0; x < map_w; ++x) {
       const int64_t window_sq = int64_t(bottom[x + w] - bottom[x] - top[x + w] + top[x]);

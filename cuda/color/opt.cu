@@ -9,6 +9,7 @@
 //    calls this once per frame).
 // The HSV conversion mirrors color::rgb_to_hsv exactly (cuda/color/hsv.cuh).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -65,14 +66,30 @@ struct State {
     PARVIS_TRY(d_count.alloc(1));
     PARVIS_TRY(h_count.alloc(1));
     PARVIS_TRY(cuda::hsv::upload_tables());
+    // The CUDA runtime registers its own teardown with atexit at its first call, which came
+    // above; handlers run last-in first-out, so this one frees the state while CUDA still works.
+    std::atexit(release_state);
     ready = true;
     return Status::Ok();
   }
+  ~State() {
+    for (cudaEvent_t e : ev)
+      if (e) cudaEventDestroy(e);
+    if (stream) cudaStreamDestroy(stream);
+  }
+  static void release_state();
 };
 
+State* g_state = nullptr;
+
 State& state() {
-  static State* s = new State;  // never destroyed: no CUDA calls after the runtime unloads
-  return *s;
+  if (!g_state) g_state = new State;
+  return *g_state;
+}
+
+void State::release_state() {
+  delete g_state;  // buffers free themselves; errors at exit are of no use to anyone
+  g_state = nullptr;
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 # GPU-side timing of template matching on a CUDA version (default cuda-opt): builds the version,
 # links bench/cuda_match_timing.cpp with its objects (all but main.cpp.o) and runs it. Prints
 # one line per measurement (see the driver's header). Environment knobs of cuda-opt worth
-# trying: PARVIS_STAGE_TIMES=1 (per-stage times of the FFT pipeline), PARVIS_NO_GRAPH=1,
+# trying (seed 000's stage table: ./main bench match on a CUDA version): PARVIS_NO_GRAPH=1,
 # PARVIS_DIRECT_ROWS=4|8, PARVIS_FFT_TUNE=0.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."

@@ -61,6 +61,11 @@ awk -v d="$date_now" -v m="$machine" '$5 != "n/a" { printf "%s,%s,%s,%s,%s,%s,%s
 echo
 echo "parvis bench match — $machine — $date_now"
 awk '
+  $3 ~ /\// {   # a part of a CUDA run (method/part): the GPU table below, in microseconds
+    key = $2 " " $3
+    if (!(key in pseen)) { pseen[key] = 1; porder[++np] = key }
+    if (!($1 in pvseen)) { pvseen[$1] = 1; pvorder[++npv] = $1 }
+    pms[key, $1] = $5; next }
   { method = $3 == "ssd-opencv" ? "ssd-fft" : $3   # OpenCV shown beside the FFT runs
     key = $2 " " method
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
@@ -91,5 +96,19 @@ awk '
     print "ms = median per run (prepared matcher, after a warm-up); (Nx) = speedup over seq;"
     print "(threads) per version; opencv = cv2.matchTemplate TM_SQDIFF on the same inputs, shown in"
     print "the ssd-fft rows (float32; only its position is compared)."
+    if (np == 0) exit
+    printf "\nGPU parts, median microseconds (CUDA events; stage rows: seed 000 stage table)\n"
+    printf "%-19s %-42s", "workload", "method/part"
+    for (j = 1; j <= npv; j++) printf " %12s", pvorder[j]
+    printf "\n"
+    for (i = 1; i <= np; i++) {
+      k = porder[i]; split(k, f, " ")
+      printf "%-19s %-42s", f[1], f[2]
+      for (j = 1; j <= npv; j++) {
+        t = pms[k, pvorder[j]]
+        if (t == "") printf " %12s", "-"; else printf " %12.1f", 1000 * t
+      }
+      printf "\n"
+    }
   }' "$tmp/lines"
 echo "appended to $CSV"

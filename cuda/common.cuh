@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "common/cli.hpp"
 #include "common/status.hpp"
 
 namespace parvis::cuda {
@@ -130,6 +132,47 @@ class EventTimer {
 
  private:
   cudaEvent_t a_{}, b_{};
+};
+
+// Times consecutive stages of a stream with one event at each boundary: mark(group, name)
+// closes the stage that began at the previous mark. collect() waits and appends the stages to
+// Timings::stages (a disabled timer marks nothing, so callers need no branches).
+class StageTimer {
+ public:
+  explicit StageTimer(bool enabled, cudaStream_t s = 0) : enabled_(enabled), stream_(s) {}
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+  ~StageTimer() {
+    for (const Mark& m : marks_) cudaEventDestroy(m.event);
+  }
+  Status mark(const char* group, const char* name) {
+    if (!enabled_) return Status::Ok();
+    Mark m{nullptr, group, name};
+    CUDA_CHECK(cudaEventCreate(&m.event));
+    marks_.push_back(m);
+    CUDA_CHECK(cudaEventRecord(m.event, stream_));
+    return Status::Ok();
+  }
+  Status collect(Timings* t) {
+    if (marks_.empty()) return Status::Ok();
+    CUDA_CHECK(cudaEventSynchronize(marks_.back().event));
+    for (size_t i = 1; i < marks_.size(); ++i) {
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[i - 1].event, marks_[i].event));
+      t->stages.push_back(Timings::Stage{marks_[i].group, marks_[i].name, double(ms)});
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Mark {
+    cudaEvent_t event;
+    const char* group;
+    const char* name;
+  };
+  bool enabled_;
+  cudaStream_t stream_;
+  std::vector<Mark> marks_;
 };
 
 // Fails with a clear runtime error when no CUDA device is usable.

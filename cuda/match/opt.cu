@@ -518,37 +518,6 @@ bool env_flag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-// Per-stage event timing for PARVIS_STAGE_TIMES=1 (not inside graphs).
-struct StageTimes {
-  std::vector<cudaEvent_t> events;
-  std::vector<std::string> names;
-  Status mark(cudaStream_t s, const char* name) {
-    cudaEvent_t e;
-    CUDA_CHECK(cudaEventCreate(&e));
-    events.push_back(e);
-    names.push_back(name);
-    CUDA_CHECK(cudaEventRecord(e, s));
-    return Status::Ok();
-  }
-  Status print(const char* what) {
-    if (events.empty()) return Status::Ok();
-    CUDA_CHECK(cudaEventSynchronize(events.back()));
-    std::fprintf(stderr, "stages %s:", what);
-    for (size_t i = 1; i < events.size(); ++i) {
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, events[i - 1], events[i]));
-      std::fprintf(stderr, " %s %.1f us,", names[i].c_str(), ms * 1000.0f);
-    }
-    float all = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&all, events.front(), events.back()));
-    std::fprintf(stderr, " total %.1f us\n", all * 1000.0f);
-    return Status::Ok();
-  }
-  ~StageTimes() {
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
-  }
-};
-
 }  // namespace
 
 // The prepared matcher: template data once, and per source size the buffers, cuFFT plans, the
@@ -808,53 +777,53 @@ int rows_per_chunk(int w) { return std::max(1, 1024 / w); }
 
 // ---- the FFT pipeline (steps 1-7; with `fused`, 8-9 as well) ---------------------------------------
 template <typename IT>
-Status enqueue_fft(Matcher& m, bool fused, double* map_out, StageTimes* st) {
+Status enqueue_fft(Matcher& m, bool fused, double* map_out, cuda::StageTimer* st) {
   cudaStream_t s = m.stream;
   const int W = m.W, H = m.H, map_w = m.map_w(), map_h = m.map_h();
   IT* ii = reinterpret_cast<IT*>(m.d_ii.get());
   IT* tiles = reinterpret_cast<IT*>(m.d_tile_sums.get());
   DeviceOut* out = m.d_out.get();
-  if (st) PARVIS_TRY(st->mark(s, "start"));
+  if (st) PARVIS_TRY(st->mark("", "start"));
   prepare_rows<IT><<<m.Q, kRowThreads, 0, s>>>(m.d_src.get(), m.pitch, W, H, m.d_real.get(), m.P,
                                                ii, m.ld, out);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(s, "prepare_rows"));
+  if (st) PARVIS_TRY(st->mark(kStageIntegralSource, "prepare_rows (+ FFT input)"));
   const dim3 cgrid(div_up(W, kColTileW), div_up(H, kColTileH)), cblock(kColTileW, kColThreadsY);
   col_tile_sums<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
   CUDA_CHECK_LAUNCH();
   col_scan_tiles<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(s, "column_scan"));
+  if (st) PARVIS_TRY(st->mark(kStageIntegralSource, "col_tile_sums + col_scan_tiles"));
   CUFFT_CHECK(cufftExecD2Z(m.fwd.get(), m.d_real.get(), m.d_spec.get()));
-  if (st) PARVIS_TRY(st->mark(s, "fft_forward"));
+  if (st) PARVIS_TRY(st->mark(kStageCrossCorrelation, "cuFFT D2Z"));
   const size_t n_spec = size_t(m.P / 2 + 1) * m.Q;
   mul_spectrum<<<m.num_sms * 8, 256, 0, s>>>(m.d_spec.get(), m.d_tpl_spec.get(), n_spec);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(s, "mul_spectrum"));
+  if (st) PARVIS_TRY(st->mark(kStageCrossCorrelation, "mul_spectrum"));
   CUFFT_CHECK(cufftExecZ2D(m.inv.get(), m.d_spec.get(), m.d_real.get()));
-  if (st) PARVIS_TRY(st->mark(s, "fft_inverse"));
+  if (st) PARVIS_TRY(st->mark(kStageCrossCorrelation, "cuFFT Z2D"));
   const dim3 mgrid(div_up(map_w, kMapBlockX), div_up(map_h, kMapBlockY * kMapRows)),
       mblock(kMapBlockX, kMapBlockY);
   const double t2 = double(m.t2);
   ssd_min<IT><<<mgrid, mblock, 0, s>>>(m.d_real.get(), m.P, ii, m.ld, m.w, m.h, map_w, map_h, t2,
                                        m.d_block_min.get(), out, map_out);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(s, "ssd_min"));
+  if (st) PARVIS_TRY(st->mark(kStageSsd, "ssd_min"));
   if (!fused) return Status::Ok();
   collect<IT><<<mgrid, mblock, 0, s>>>(m.d_real.get(), m.P, ii, m.ld, m.w, m.h, map_w, map_h, t2,
                                        m.two_e, m.d_block_min.get(), out, m.d_cand.get(),
                                        m.d_exact.get(), kCandidateCap);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(s, "collect"));
+  if (st) PARVIS_TRY(st->mark(kStageSsd, "collect"));
   rescore_select<<<m.num_sms * 4, kRescoreThreads, 0, s>>>(
       m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, rows_per_chunk(m.w), false, m.d_cand.get(),
       &out->count, 0, kCandidateCap, m.d_exact.get(), out);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(s, "rescore_select"));
+  if (st) PARVIS_TRY(st->mark(kStageSsd, "rescore_select"));
   return Status::Ok();
 }
 
-Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, StageTimes* st) {
+Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer* st) {
   return m.wide ? enqueue_fft<uint64_t>(m, fused, map_out, st)
                 : enqueue_fft<uint32_t>(m, fused, map_out, st);
 }
@@ -866,7 +835,8 @@ Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, StageTimes* st) 
 // 80 vs 104, with 64x64 559 vs 463; 640x480/64x64 320 vs 395; 800x500/100x60 474 vs 573;
 // 3840x2160/128x128 7100 vs 5500. So R = 4 for short templates whose grid fits in two waves,
 // and for grids that would fill less than half the GPU at R = 8; otherwise R = 8.
-// PARVIS_DIRECT_ROWS=4|8 forces one.
+// R = 2 (twice the threads of R = 4) was tried on 1920x1080: 16x16 37 us, 32x32 86 us, 64x64
+// 468 us, slower than R = 4 on the two short templates. PARVIS_DIRECT_ROWS=4|8 forces one.
 int direct_rows(const Matcher& m) {
   if (const char* v = std::getenv("PARVIS_DIRECT_ROWS")) {
     if (std::strcmp(v, "4") == 0) return 4;
@@ -1120,11 +1090,11 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   res->explain += "; FFT size " + std::to_string(m.P) + "x" + std::to_string(m.Q) + " (timed)";
   if (m.params.top_k != 1 || m.params.want_map) return run_fft_map(m, src, res, false);
   cudaStream_t s = m.stream;
-  if (env_flag("PARVIS_STAGE_TIMES")) {  // one extra, ungraphed run with events between stages
+  if (m.params.stage_times) {  // one extra, ungraphed run with events between the stages
     PARVIS_TRY(upload_source(m, src));
-    StageTimes st;
+    cuda::StageTimer st(true, s);
     PARVIS_TRY(enqueue_fft_any(m, true, nullptr, &st));
-    PARVIS_TRY(st.print("fft"));
+    PARVIS_TRY(st.collect(&res->timings));
   }
   CUDA_CHECK(cudaEventRecord(m.ev[0], s));
   PARVIS_TRY(upload_source(m, src));

@@ -64,6 +64,14 @@ struct Timings {
   double upload_ms = -1;
   double compute_ms = 0;
   double download_ms = -1;
+  // Per-stage GPU times, filled only when asked (match::Params::stage_times): `group` is a row
+  // of seed 000's stage table ("integral of the source", "cross-correlation", ...), `name` the
+  // kernel or call inside it.
+  struct Stage {
+    std::string group, name;
+    double ms = 0;
+  };
+  std::vector<Stage> stages;
 };
 // Prints "time: total T ms [upload U, compute C, download D]" on stderr.
 void print_timings(const char* what, double total_ms, const Timings& t);

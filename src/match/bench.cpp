@@ -10,8 +10,14 @@
 //
 // Timing: the matcher is prepared once (as the video path does), one warm-up run (plans,
 // buffers), then runs until 3 repetitions and ~1 s have passed (at most 25); the median is
-// reported. A warm-up over 3 s (seq's direct sums on seed 000's sizes) is the one timing. Results: one line per workload × method on stdout:
+// reported. A warm-up over 3 s (seq's direct sums on seed 000's sizes) is the one timing.
+// Results: one line per workload × method on stdout:
 //   version workload method threads median_ms reps best_x best_y best_score used_method
+// CUDA versions add lines of the same shape whose method is "<method>/<part>" (x y score "-"):
+// the medians of the CUDA-event times upload, compute, download of those runs, then seed 000's
+// stage table from runs with Params::stage_times (integral of the source, integral of the
+// template, cross-correlation, SSD) and the blue count on the matched rectangle
+// (color::count_in_rect); the kernels inside each stage go to stderr.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +30,7 @@
 #include "common/cli.hpp"
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
+#include "color/color.hpp"
 #include "match/match.hpp"
 
 namespace parvis {
@@ -109,7 +116,87 @@ const Workload kWorkloads[] = {
     {"1200x1983/150x150", 1200, 1983, 150, 150, "ssd-fft ssd-auto"},
     {"640x480/64x64", 640, 480, 64, 64, "ssd-direct sad-direct ssd-fft ssd-auto"},
     {"1920x1080/16x16", 1920, 1080, 16, 16, "ssd-direct sad-direct ssd-fft ssd-auto"},
+    // A 4K frame (issue 5's GPU target): FFT only by default (direct on seq: ~30 min).
+    {"3840x2160/128x128", 3840, 2160, 128, 128, "ssd-fft"},
 };
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string slug(std::string s) {
+  std::replace(s.begin(), s.end(), ' ', '-');
+  return s;
+}
+
+// One line of the output's shape for a part of a GPU run (no position of its own).
+void print_part(const char* workload, const char* method, const std::string& part, double ms,
+                size_t reps, const char* used) {
+  std::printf("%s %s %s/%s gpu %.4f %zu - - - %s\n", kVersionName, workload, method,
+              slug(part).c_str(), ms, reps, used);
+}
+
+// Seed 000's stage table for one workload and method on a CUDA version: `reps` runs of a
+// matcher that times its stages; per run the stages are summed by group, then the median.
+Status print_stage_table(const Image& source, const Image& tpl, const match::Params& base,
+                         const char* workload, const char* method, int reps) {
+  match::Params params = base;
+  params.stage_times = true;
+  match::MatcherPtr matcher;
+  PARVIS_TRY(match::matcher_create(tpl, params, &matcher));
+  match::Result res;
+  PARVIS_TRY(match::matcher_run(matcher.get(), source, &res));  // warm-up
+  std::vector<std::string> groups, names;
+  std::vector<std::vector<double>> group_ms, name_ms;
+  auto add = [](std::vector<std::string>* keys, std::vector<std::vector<double>>* values,
+                const std::string& key, int run, double ms) {
+    size_t i = size_t(std::find(keys->begin(), keys->end(), key) - keys->begin());
+    if (i == keys->size()) keys->push_back(key), values->emplace_back();
+    if ((*values)[i].size() <= size_t(run)) (*values)[i].resize(size_t(run) + 1, 0.0);
+    (*values)[i][size_t(run)] += ms;
+  };
+  for (int r = 0; r < reps; ++r) {
+    res = match::Result();
+    PARVIS_TRY(match::matcher_run(matcher.get(), source, &res));
+    for (const Timings::Stage& st : res.timings.stages) {
+      add(&groups, &group_ms, st.group, r, st.ms);
+      add(&names, &name_ms, st.group + ": " + st.name, r, st.ms);
+    }
+  }
+  const char* used = match::method_name(res.method_used);
+  if (groups.empty()) return Status::Ok();  // the direct method is one kernel: no stages
+  if (std::find(groups.begin(), groups.end(), match::kStageIntegralTemplate) == groups.end())
+    std::fprintf(stderr, "stages %s %s: the template's integral and spectrum are made once, "
+                 "when the matcher is prepared\n", workload, method);
+  for (size_t i = 0; i < groups.size(); ++i)
+    print_part(workload, method, groups[i], median_of(group_ms[i]), size_t(reps), used);
+  std::fprintf(stderr, "stages %s %s (median us):", workload, method);
+  for (size_t i = 0; i < names.size(); ++i)
+    std::fprintf(stderr, "%s %s %.1f", i ? "," : "", names[i].c_str(), 1000.0 * median_of(name_ms[i]));
+  std::fprintf(stderr, "\n");
+
+  // The blue count of seed 000, on the matched rectangle of the source made RGB.
+  Image rgb;
+  rgb.width = source.width, rgb.height = source.height, rgb.channels = 3;
+  rgb.stride = size_t(source.width) * 3;
+  rgb.pixels.resize(rgb.stride * size_t(source.height));
+  for (size_t i = 0; i < size_t(source.width) * size_t(source.height); ++i)
+    for (int c = 0; c < 3; ++c) rgb.pixels[3 * i + size_t(c)] = source.pixels[i];
+  const match::Position& b = res.best.at(0);
+  std::vector<double> count_ms;
+  for (int r = 0; r <= reps; ++r) {  // the first is a warm-up
+    color::CountResult count;
+    PARVIS_TRY(color::count_in_rect(rgb, Rect{b.x, b.y, tpl.width, tpl.height}, color::HsvRange(),
+                                    &count));
+    if (r) count_ms.push_back(count.timings.compute_ms);
+  }
+  print_part(workload, method, "blue count", median_of(count_ms), size_t(reps), used);
+  return Status::Ok();
+}
+
 
 bool has_word(const std::string& list, const std::string& word) {
   return (" " + list + " ").find(" " + word + " ") != std::string::npos;
@@ -133,8 +220,10 @@ int bench_match(int argc, char** argv) {
       "usage: ./main bench match [--workload NAME] [--method LIST] [--seconds S] [--max-reps N]\n"
       "Times template matching on generated scenes, prepared matcher, median of repeated runs\n"
       "after a warm-up. One line per run: version workload method threads median_ms reps\n"
-      "best_x best_y best_score used_method. Workloads:\n"
-      "  1326x1025/479x432 1200x1983/150x150 (seed 000), 640x480/64x64 1920x1080/16x16\n"
+      "best_x best_y best_score used_method. CUDA versions add <method>/<part> lines: upload,\n"
+      "compute, download (CUDA events) and seed 000's stage table. Workloads:\n"
+      "  1326x1025/479x432 1200x1983/150x150 (seed 000), 640x480/64x64 1920x1080/16x16,\n"
+      "  3840x2160/128x128\n"
       "Methods: ssd-direct sad-direct ssd-fft ssd-auto (default: those listed per workload).");
   args.option("--workload", &only_workload, "NAME", "run only this workload");
   args.option("--method", &only_method, "LIST",
@@ -171,12 +260,17 @@ int bench_match(int argc, char** argv) {
   for (const Workload& w : kWorkloads) known_workload = known_workload || only_workload == w.name;
   if (!known_workload) return report_failure(Status::usage("unknown workload '" + only_workload + "'"));
 
-  // One scene, larger than every source; sources from different places in it.
-  const Image scene = synthetic_scene(2048, 2048, 2024);
+  // One scene, larger than every source up to 2048 wide (sources from different places in
+  // it), and one for the 4K frame, made only when that workload runs.
+  const Image scene_2k = synthetic_scene(2048, 2048, 2024);
+  Image scene_4k;
   const std::string threads = thread_field();
+  const bool gpu = threads == "gpu";
   int failures = 0;
   for (const Workload& wl : kWorkloads) {
     if (!only_workload.empty() && only_workload != wl.name) continue;
+    if (wl.src_w > scene_2k.width && scene_4k.pixels.empty()) scene_4k = synthetic_scene(4096, 2304, 2025);
+    const Image& scene = wl.src_w > scene_2k.width ? scene_4k : scene_2k;
     const int sx = (scene.width - wl.src_w) / 3, sy = (scene.height - wl.src_h) / 2;
     const Image source = crop(scene, Rect{sx, sy, wl.src_w, wl.src_h});
     const int tx = (wl.src_w - wl.tpl_w) * 5 / 8, ty = (wl.src_h - wl.tpl_h) * 3 / 8;
@@ -209,7 +303,7 @@ int bench_match(int argc, char** argv) {
       }
       // A run longer than 3 budgets (seq's direct sums on seed 000's sizes take tens of
       // seconds) is reported from its warm-up alone, as 1 repetition.
-      std::vector<double> times;
+      std::vector<double> times, upload, compute, download;
       if (warm_ms > 3000.0 * seconds) {
         times.push_back(warm_ms);
       } else {
@@ -220,6 +314,9 @@ int bench_match(int argc, char** argv) {
           s = match::matcher_run(matcher.get(), source, &res);
           times.push_back(now_ms() - t0);
           if (!s.ok()) break;
+          upload.push_back(res.timings.upload_ms);
+          compute.push_back(res.timings.compute_ms);
+          download.push_back(res.timings.download_ms);
         }
       }
       if (!s.ok()) {
@@ -227,13 +324,22 @@ int bench_match(int argc, char** argv) {
         std::fprintf(stderr, "bench %s %s: %s\n", wl.name, method, s.message.c_str());
         continue;
       }
-      std::sort(times.begin(), times.end());
       const size_t n = times.size();
-      const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+      const double median = median_of(times);
       const match::Position& b = res.best.at(0);
+      const char* used = match::method_name(res.method_used);
       std::printf("%s %s %s %s %.3f %zu %d %d %llu %s\n", kVersionName, wl.name, method,
-                  threads.c_str(), median, n, b.x, b.y, (unsigned long long)b.score,
-                  match::method_name(res.method_used));
+                  threads.c_str(), median, n, b.x, b.y, (unsigned long long)b.score, used);
+      if (gpu && !upload.empty()) {
+        print_part(wl.name, method, "upload", median_of(upload), upload.size(), used);
+        print_part(wl.name, method, "compute", median_of(compute), compute.size(), used);
+        print_part(wl.name, method, "download", median_of(download), download.size(), used);
+        s = print_stage_table(source, tpl, params, wl.name, method, 5);
+        if (!s.ok()) {
+          ++failures;
+          std::fprintf(stderr, "bench %s %s stages: %s\n", wl.name, method, s.message.c_str());
+        }
+      }
       std::fflush(stdout);
     }
   }

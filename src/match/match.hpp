@@ -20,6 +20,9 @@ struct Params {
   Method method = Method::Auto;
   int top_k = 1;          // how many best positions to report (>= 1)
   bool want_map = false;  // fill Result::map with every score
+  // CUDA versions: time each stage with events into Result::timings.stages (cuda-opt pays one
+  // extra, ungraphed run for it). For the bench; CPU versions ignore it.
+  bool stage_times = false;
 };
 
 // One candidate position: top-left corner of the template in the source.
@@ -50,6 +53,13 @@ using MatcherPtr = std::unique_ptr<Matcher, MatcherDeleter>;
 Status matcher_create(const Image& gray_template, const Params& params, MatcherPtr* out);
 // `gray_source` has 1 channel and is at least as large as the template.
 Status matcher_run(Matcher* matcher, const Image& gray_source, Result* out);
+
+// The rows of seed 000's stage table (Timings::Stage::group), shared by the CUDA versions
+// and the bench.
+inline constexpr const char* kStageIntegralSource = "integral of the source";
+inline constexpr const char* kStageIntegralTemplate = "integral of the template";
+inline constexpr const char* kStageCrossCorrelation = "cross-correlation";
+inline constexpr const char* kStageSsd = "SSD";
 
 const char* metric_name(Metric m);
 const char* method_name(Method m);

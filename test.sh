@@ -7,12 +7,15 @@
 # "N passed, N failed, N skipped"; exit status 1 if anything failed.
 # CUDA versions are skipped (not failed) where no GPU is usable, and where nvcc is missing.
 # Make variables come from the environment: SANITIZE=1 ./test seq, NO_STB=1 ./test all, ...
+# CUDA_RUNNER prefixes every case run of a CUDA version, e.g. under compute-sanitizer:
+#   CUDA_RUNNER="compute-sanitizer --tool memcheck --log-file build/cs/%p.log --error-exitcode 86"
+# WORK=dir keeps a run's outputs apart (default build/test), for runs side by side.
 set -u
 cd "$(dirname "$(readlink -f "$0")")" || exit 1
 
 BIN=${BIN:-bin}
 export BIN
-WORK=build/test
+WORK=${WORK:-build/test}
 REF=tests/ref/seq.sha256
 update_ref=0 build=1 only=""
 versions=()
@@ -21,7 +24,7 @@ while [ $# -gt 0 ]; do
     --update-ref) update_ref=1 ;;
     --no-build) build=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "test: unknown option $1" >&2; exit 1 ;;
     *) versions+=("$1") ;;
   esac
@@ -84,7 +87,9 @@ run_case() {  # version name args
   local v=$1 name=$2 args=$3 dir=$WORK/$1/$2
   rm -rf "$dir" "$OUT" && mkdir -p "$dir" "$OUT"
   local t0=$(date +%s%N)
-  (eval "\"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
+  local runner=""
+  is_cuda "$v" && runner=${CUDA_RUNNER:-}
+  (eval "$runner \"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
   echo $? >"$dir/rc"
   echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$dir/ms"
   mv "$OUT" "$dir/out"

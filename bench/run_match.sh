@@ -23,7 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 date_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1)
-machine="$(hostname -s 2>/dev/null || echo host) ${cpu:-cpu} $(nproc)c"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+machine="$(hostname -s 2>/dev/null || echo host) ${cpu:-cpu} $(nproc)c${gpu:+ + $gpu}"
 machine=${machine//,/ }
 
 ran=()

@@ -45,6 +45,8 @@ echo "bench: exit $?"
 bench/run_cuda_match_timing.sh cuda-naive 10 time >"$LOG/timing-cuda-naive.txt" 2>&1
 bench/run_cuda_match_timing.sh cuda-opt 30 time >"$LOG/timing-cuda-opt.txt" 2>&1
 echo "timing: exit $?"
+timeout 120 bench/run_cuda_match_timing.sh cuda-opt 1 error >"$LOG/fft-error.txt" 2>&1
+echo "fft error: exit $?"
 
 total_p=0 total_f=0 total_s=0
 for f in "$LOG"/test.log "$LOG"/memcheck-*.log "$LOG"/racecheck-*.log; do

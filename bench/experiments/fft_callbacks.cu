@@ -5,7 +5,7 @@
 //   C  fill + D2Z + Z2D multiplying by the template spectrum in its load callback
 //   D  both callbacks
 // and checks that B, C, D give A's output (max |difference|), plus the plan (JIT link) time.
-// Build: see run line in bench/README.md (needs cb.fatbin from fft_callbacks_lto.cu).
+// Build and run: see bench/README.md, "Experiments" (needs cb.fatbin from fft_callbacks_lto.cu).
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <cufftXt.h>

@@ -168,15 +168,6 @@ Status print_stage_table(const Image& source, const Image& tpl, const match::Par
   }
   const char* used = match::method_name(res.method_used);
   if (groups.empty()) return Status::Ok();  // the direct method is one kernel: no stages
-  if (std::find(groups.begin(), groups.end(), match::kStageIntegralTemplate) == groups.end())
-    std::fprintf(stderr, "stages %s %s: the template's integral and spectrum are made once, "
-                 "when the matcher is prepared\n", workload, method);
-  for (size_t i = 0; i < groups.size(); ++i)
-    print_part(workload, method, groups[i], median_of(group_ms[i]), size_t(reps), used);
-  std::fprintf(stderr, "stages %s %s (median us):", workload, method);
-  for (size_t i = 0; i < names.size(); ++i)
-    std::fprintf(stderr, "%s %s %.1f", i ? "," : "", names[i].c_str(), 1000.0 * median_of(name_ms[i]));
-  std::fprintf(stderr, "\n");
 
   // The blue count of seed 000, on the matched rectangle of the source made RGB.
   Image rgb;
@@ -193,7 +184,26 @@ Status print_stage_table(const Image& source, const Image& tpl, const match::Par
                                     &count));
     if (r) count_ms.push_back(count.timings.compute_ms);
   }
+
+  // stdout: one line per stage (the run_match.sh table); stderr: seed 000's table in us, then
+  // the kernels inside each stage.
+  for (size_t i = 0; i < groups.size(); ++i)
+    print_part(workload, method, groups[i], median_of(group_ms[i]), size_t(reps), used);
   print_part(workload, method, "blue count", median_of(count_ms), size_t(reps), used);
+  std::fprintf(stderr, "stage table %s %s, %s (median us):", kVersionName, workload, method);
+  for (const char* row : {match::kStageIntegralSource, match::kStageIntegralTemplate,
+                          match::kStageCrossCorrelation, match::kStageSsd}) {
+    const size_t i = size_t(std::find(groups.begin(), groups.end(), std::string(row)) - groups.begin());
+    if (i < groups.size())
+      std::fprintf(stderr, " %s %.1f |", row, 1000.0 * median_of(group_ms[i]));
+    else
+      std::fprintf(stderr, " %s: once, when the matcher is prepared |", row);
+  }
+  std::fprintf(stderr, " blue count %.1f\n", 1000.0 * median_of(count_ms));
+  std::fprintf(stderr, "  kernels:");
+  for (size_t i = 0; i < names.size(); ++i)
+    std::fprintf(stderr, "%s %s %.1f", i ? "," : "", names[i].c_str(), 1000.0 * median_of(name_ms[i]));
+  std::fprintf(stderr, "\n");
   return Status::Ok();
 }
 

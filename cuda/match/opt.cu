@@ -777,53 +777,53 @@ int rows_per_chunk(int w) { return std::max(1, 1024 / w); }
 
 // ---- the FFT pipeline (steps 1-7; with `fused`, 8-9 as well) ---------------------------------------
 template <typename IT>
-Status enqueue_fft(Matcher& m, bool fused, double* map_out, cuda::StageTimer* st) {
+Status enqueue_fft(Matcher& m, bool fused, double* map_out, cuda::StageTimer& st) {
   cudaStream_t s = m.stream;
   const int W = m.W, H = m.H, map_w = m.map_w(), map_h = m.map_h();
   IT* ii = reinterpret_cast<IT*>(m.d_ii.get());
   IT* tiles = reinterpret_cast<IT*>(m.d_tile_sums.get());
   DeviceOut* out = m.d_out.get();
-  if (st) PARVIS_TRY(st->mark("", "start"));
+  PARVIS_TRY(st.mark("", "start"));
   prepare_rows<IT><<<m.Q, kRowThreads, 0, s>>>(m.d_src.get(), m.pitch, W, H, m.d_real.get(), m.P,
                                                ii, m.ld, out);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(kStageIntegralSource, "prepare_rows (+ FFT input)"));
+  PARVIS_TRY(st.mark(kStageIntegralSource, "prepare_rows (+ FFT input)"));
   const dim3 cgrid(div_up(W, kColTileW), div_up(H, kColTileH)), cblock(kColTileW, kColThreadsY);
   col_tile_sums<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
   CUDA_CHECK_LAUNCH();
   col_scan_tiles<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(kStageIntegralSource, "col_tile_sums + col_scan_tiles"));
+  PARVIS_TRY(st.mark(kStageIntegralSource, "col_tile_sums + col_scan_tiles"));
   CUFFT_CHECK(cufftExecD2Z(m.fwd.get(), m.d_real.get(), m.d_spec.get()));
-  if (st) PARVIS_TRY(st->mark(kStageCrossCorrelation, "cuFFT D2Z"));
+  PARVIS_TRY(st.mark(kStageCrossCorrelation, "cuFFT D2Z"));
   const size_t n_spec = size_t(m.P / 2 + 1) * m.Q;
   mul_spectrum<<<m.num_sms * 8, 256, 0, s>>>(m.d_spec.get(), m.d_tpl_spec.get(), n_spec);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(kStageCrossCorrelation, "mul_spectrum"));
+  PARVIS_TRY(st.mark(kStageCrossCorrelation, "mul_spectrum"));
   CUFFT_CHECK(cufftExecZ2D(m.inv.get(), m.d_spec.get(), m.d_real.get()));
-  if (st) PARVIS_TRY(st->mark(kStageCrossCorrelation, "cuFFT Z2D"));
+  PARVIS_TRY(st.mark(kStageCrossCorrelation, "cuFFT Z2D"));
   const dim3 mgrid(div_up(map_w, kMapBlockX), div_up(map_h, kMapBlockY * kMapRows)),
       mblock(kMapBlockX, kMapBlockY);
   const double t2 = double(m.t2);
   ssd_min<IT><<<mgrid, mblock, 0, s>>>(m.d_real.get(), m.P, ii, m.ld, m.w, m.h, map_w, map_h, t2,
                                        m.d_block_min.get(), out, map_out);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(kStageSsd, "ssd_min"));
+  PARVIS_TRY(st.mark(kStageSsd, "ssd_min"));
   if (!fused) return Status::Ok();
   collect<IT><<<mgrid, mblock, 0, s>>>(m.d_real.get(), m.P, ii, m.ld, m.w, m.h, map_w, map_h, t2,
                                        m.two_e, m.d_block_min.get(), out, m.d_cand.get(),
                                        m.d_exact.get(), kCandidateCap);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(kStageSsd, "collect"));
+  PARVIS_TRY(st.mark(kStageSsd, "collect"));
   rescore_select<<<m.num_sms * 4, kRescoreThreads, 0, s>>>(
       m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, rows_per_chunk(m.w), false, m.d_cand.get(),
       &out->count, 0, kCandidateCap, m.d_exact.get(), out);
   CUDA_CHECK_LAUNCH();
-  if (st) PARVIS_TRY(st->mark(kStageSsd, "rescore_select"));
+  PARVIS_TRY(st.mark(kStageSsd, "rescore_select"));
   return Status::Ok();
 }
 
-Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer* st) {
+Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer& st) {
   return m.wide ? enqueue_fft<uint64_t>(m, fused, map_out, st)
                 : enqueue_fft<uint32_t>(m, fused, map_out, st);
 }
@@ -1042,7 +1042,8 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   CUDA_CHECK(cudaEventRecord(m.ev[0], s));
   if (!uploaded) PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
-  PARVIS_TRY(enqueue_fft_any(m, false, d_map.get(), nullptr));
+  cuda::StageTimer untimed(false);
+  PARVIS_TRY(enqueue_fft_any(m, false, d_map.get(), untimed));
   CUDA_CHECK(cudaEventRecord(m.ev[2], s));
   CUDA_CHECK(cudaMemcpyAsync(approx.data(), d_map.get(), n * 8, cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaEventRecord(m.ev[3], s));
@@ -1093,13 +1094,14 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   if (m.params.stage_times) {  // one extra, ungraphed run with events between the stages
     PARVIS_TRY(upload_source(m, src));
     cuda::StageTimer st(true, s);
-    PARVIS_TRY(enqueue_fft_any(m, true, nullptr, &st));
+    PARVIS_TRY(enqueue_fft_any(m, true, nullptr, st));
     PARVIS_TRY(st.collect(&res->timings));
   }
   CUDA_CHECK(cudaEventRecord(m.ev[0], s));
   PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
-  PARVIS_TRY(run_graph(m, &m.graph_fft, [&] { return enqueue_fft_any(m, true, nullptr, nullptr); }));
+  cuda::StageTimer untimed(false);
+  PARVIS_TRY(run_graph(m, &m.graph_fft, [&] { return enqueue_fft_any(m, true, nullptr, untimed); }));
   CUDA_CHECK(cudaEventRecord(m.ev[2], s));
   CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.d_out.get(), sizeof(DeviceOut),
                              cudaMemcpyDeviceToHost, s));

@@ -170,12 +170,7 @@ Status print_stage_table(const Image& source, const Image& tpl, const match::Par
   if (groups.empty()) return Status::Ok();  // the direct method is one kernel: no stages
 
   // The blue count of seed 000, on the matched rectangle of the source made RGB.
-  Image rgb;
-  rgb.width = source.width, rgb.height = source.height, rgb.channels = 3;
-  rgb.stride = size_t(source.width) * 3;
-  rgb.pixels.resize(rgb.stride * size_t(source.height));
-  for (size_t i = 0; i < size_t(source.width) * size_t(source.height); ++i)
-    for (int c = 0; c < 3; ++c) rgb.pixels[3 * i + size_t(c)] = source.pixels[i];
+  const Image rgb = to_rgb(source);
   const match::Position& b = res.best.at(0);
   std::vector<double> count_ms;
   for (int r = 0; r <= reps; ++r) {  // the first is a warm-up
@@ -206,7 +201,6 @@ Status print_stage_table(const Image& source, const Image& tpl, const match::Par
   std::fprintf(stderr, "\n");
   return Status::Ok();
 }
-
 
 bool has_word(const std::string& list, const std::string& word) {
   return (" " + list + " ").find(" " + word + " ") != std::string::npos;

@@ -67,6 +67,7 @@
 #include "common.cuh"
 #include "match/fft_common.cuh"
 #include "match/match_common.hpp"
+#include "match/ntt.cuh"
 #include "scan.cuh"
 
 namespace parvis::match {
@@ -89,6 +90,8 @@ constexpr int kCandidateCap = 4096;             // fused path; more -> the map p
 constexpr int kRescoreThreads = 256;
 constexpr int kDirectBlockX = 32, kDirectBlockY = 4;  // direct_dp4a: 128 threads
 constexpr size_t kDirectMaxTemplateBytes = 44 * 1024;  // + static smem stays under 48 KiB (every arch)
+constexpr int kNttThreads = 256;                   // the NTT kernels: one row / column group per block
+constexpr int kVsumThreads = 128, kVsumRows = 32;  // window_col_sums
 
 // Measured on an H100 (see the bench notes at the end of this file): the cost model of `auto`.
 // direct_dp4a: a thread issues ~(R + h - 1) nw (4 + 5 R) instructions; one "wave" holds
@@ -102,6 +105,9 @@ constexpr double kGenericMacsPerUs = 2.0e6;  // the generic exact kernel (one bl
 // larger but faster): 1326x1025 125 us, 1920x1080 137 us, 1200x1983 187 us, 3840x2160 601 us.
 constexpr double kFftUsPerPoint = 6.5e-5;
 constexpr double kFftFixedUs = 28.0;
+// The NTT pipeline, per point of its padded size.
+constexpr double kNttUsPerPoint = 3.0e-5;
+constexpr double kNttFixedUs = 15.0;
 
 // What a run of the fused kernels leaves on the device; 32 bytes come back to the host.
 struct DeviceOut {
@@ -416,6 +422,131 @@ __global__ __launch_bounds__(kRescoreThreads) void exact_map(const uint8_t* src,
   }
 }
 
+// ---- NTT method: exact cross-correlation modulo p (match/ntt.cuh) ---------------------------------
+// N1. window_col_sums: V(y, x) = sum_{j<h} I(y+j, x)^2 for y < map_h (32-bit words: every sum
+// fits, w h 255^2 < 2^32). A thread slides down 4 adjacent columns (one 32-bit load per row;
+// rows are 16-byte aligned with zero bytes past W) over kVsumRows outputs.
+__global__ __launch_bounds__(kVsumThreads) void window_col_sums(const uint8_t* src, size_t pitch,
+                                                                int W, int h, int map_h,
+                                                                uint32_t* v, int ldv) {
+  const int x = (blockIdx.x * kVsumThreads + threadIdx.x) * 4;
+  const int y0 = blockIdx.y * kVsumRows, y1 = min(y0 + kVsumRows, map_h);
+  if (x >= W) return;
+  const uint8_t* col = src + x;
+  uint4 acc = make_uint4(0, 0, 0, 0);
+#pragma unroll 4
+  for (int j = 0; j < h; ++j) {
+    const uchar4 p = *reinterpret_cast<const uchar4*>(col + size_t(y0 + j) * pitch);
+    acc.x += uint32_t(p.x) * p.x, acc.y += uint32_t(p.y) * p.y;
+    acc.z += uint32_t(p.z) * p.z, acc.w += uint32_t(p.w) * p.w;
+  }
+  *reinterpret_cast<uint4*>(v + size_t(y0) * ldv + x) = acc;
+#pragma unroll 4
+  for (int y = y0 + 1; y < y1; ++y) {
+    const uchar4 a = *reinterpret_cast<const uchar4*>(col + size_t(y + h - 1) * pitch);
+    const uchar4 b = *reinterpret_cast<const uchar4*>(col + size_t(y - 1) * pitch);
+    acc.x += uint32_t(a.x) * a.x - uint32_t(b.x) * b.x;
+    acc.y += uint32_t(a.y) * a.y - uint32_t(b.y) * b.y;
+    acc.z += uint32_t(a.z) * a.z - uint32_t(b.z) * b.z;
+    acc.w += uint32_t(a.w) * a.w - uint32_t(b.w) * b.w;
+    *reinterpret_cast<uint4*>(v + size_t(y) * ldv + x) = acc;
+  }
+}
+
+// N2. ntt_rows_forward: one block per row y < rows: the u8 row, zero-padded to P, transformed
+// in shared memory, stored as P words (digit-reversed order). Also resets the run's record.
+__global__ __launch_bounds__(kNttThreads) void ntt_rows_forward(const uint8_t* src, size_t pitch,
+                                                                int W, ntt::Plan plan,
+                                                                uint32_t* out, DeviceOut* rec) {
+  extern __shared__ uint32_t s_row[];
+  const int y = blockIdx.x, P = plan.n;
+  if (y == 0 && threadIdx.x == 0 && rec) rec->min_key = ~0ull;
+  const uint8_t* srow = src + size_t(y) * pitch;
+  for (int x = threadIdx.x; x < P; x += kNttThreads) s_row[x] = x < W ? srow[x] : 0u;
+  ntt::ntt_shared<false>(s_row, 1, plan, threadIdx.x, kNttThreads);
+  uint32_t* orow = out + size_t(y) * P;
+  for (int x = threadIdx.x; x < P; x += kNttThreads) orow[x] = s_row[x];
+}
+
+// N3. ntt_columns: 2^cb_log2 adjacent columns per block (their words are contiguous in every
+// row, so loads are 32-byte segments), rows_in rows read (the rest are zero), forward transform
+// down each column in shared memory; then either
+//   tpl_spec == nullptr (the template, once): times `scale` (= 2^32 / (P Q) mod p: Montgomery
+//                        form with the inverse transform's 1/(P Q) folded in) into spec_out;
+//   otherwise (the source): times the template's spectrum, inverse transform down the column,
+//                        rows < rows_out written back in place.
+__global__ __launch_bounds__(kNttThreads) void ntt_columns(uint32_t* data, int P, int rows_in,
+                                                           int rows_out, ntt::Plan plan,
+                                                           int cb_log2, const uint32_t* tpl_spec,
+                                                           ntt::Const scale, uint32_t* spec_out) {
+  extern __shared__ uint32_t s_cols[];
+  const int Q = plan.n, cb = 1 << cb_log2, f0 = blockIdx.x * cb;
+  const int n = Q << cb_log2;
+  for (int i = threadIdx.x; i < n; i += kNttThreads) {
+    const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
+    s_cols[i] = (g < rows_in && col < P) ? data[size_t(g) * P + col] : 0u;
+  }
+  const int c = threadIdx.x & (cb - 1), lane = threadIdx.x >> cb_log2;
+  const int lanes = kNttThreads >> cb_log2;
+  ntt::ntt_shared<false>(s_cols + c, cb, plan, lane, lanes);
+  if (!tpl_spec) {
+    for (int i = threadIdx.x; i < n; i += kNttThreads) {
+      const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
+      if (col < P) spec_out[size_t(g) * P + col] = ntt::mul(s_cols[i], scale);
+    }
+    return;
+  }
+  for (int i = threadIdx.x; i < n; i += kNttThreads) {
+    const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
+    if (col < P) s_cols[i] = ntt::mont_mul(s_cols[i], tpl_spec[size_t(g) * P + col]);
+  }
+  ntt::ntt_shared<true>(s_cols + c, cb, plan, lane, lanes);
+  for (int i = threadIdx.x; i < n; i += kNttThreads) {
+    const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
+    if (g < rows_out && col < P) data[size_t(g) * P + col] = s_cols[i];
+  }
+}
+
+// N4. ntt_rows_ssd: one block per valid row y: inverse transform of the row -> C(x, y) exactly
+// (every true value is below p); S2 from V by a block scan along the row; SSD = S2 - 2 C + T2
+// in 32-bit words (exact: the true SSD < 2^32); the (score, y, x) key minimum with one
+// atomicMin per block, as the direct kernel does; the map too when asked.
+__global__ __launch_bounds__(kNttThreads) void ntt_rows_ssd(const uint32_t* data, ntt::Plan plan,
+                                                            const uint32_t* v, int ldv, int W,
+                                                            int w, int map_w, uint32_t t2,
+                                                            DeviceOut* rec, uint32_t* map_out) {
+  extern __shared__ uint32_t s_buf[];
+  __shared__ BlockScratch<uint32_t> scan_scratch;
+  __shared__ BlockScratch<unsigned long long> min_scratch;
+  const int y = blockIdx.x, P = plan.n, tid = threadIdx.x;
+  uint32_t* s_row = s_buf;      // P words: the row being inverse-transformed
+  uint32_t* s_pre = s_buf + P;  // W words: V, then its inclusive prefix sums
+  const uint32_t* drow = data + size_t(y) * P;
+  const uint32_t* vrow = v + size_t(y) * ldv;
+  for (int x = tid; x < P; x += kNttThreads) s_row[x] = drow[x];
+  for (int x = tid; x < W; x += kNttThreads) s_pre[x] = vrow[x];
+  ntt::ntt_shared<true>(s_row, 1, plan, tid, kNttThreads);  // synchronises before and after
+  // Prefix sums of V (mod 2^32: window differences stay exact): each thread a run of `chunk`.
+  const int chunk = (W + kNttThreads - 1) / kNttThreads, x0 = tid * chunk;
+  uint32_t run = 0;
+  for (int i = 0; i < chunk && x0 + i < W; ++i) run += s_pre[x0 + i];
+  uint32_t total;
+  uint32_t acc = cuda::block_exclusive_sum(run, scan_scratch, &total);
+  for (int i = 0; i < chunk && x0 + i < W; ++i) acc += s_pre[x0 + i], s_pre[x0 + i] = acc;
+  __syncthreads();
+  unsigned long long key = ~0ull;
+  for (int x = tid; x < map_w; x += kNttThreads) {
+    const uint32_t s2 = s_pre[x + w - 1] - (x > 0 ? s_pre[x - 1] : 0u);
+    const uint32_t score = s2 + t2 - 2u * s_row[x];
+    const uint32_t index = uint32_t(y) * uint32_t(map_w) + uint32_t(x);
+    if (map_out) map_out[index] = score;
+    const unsigned long long k = (static_cast<unsigned long long>(score) << 32) | index;
+    key = k < key ? k : key;
+  }
+  key = cuda::block_min(key, min_scratch);
+  if (tid == 0) atomicMin(&rec->min_key, key);
+}
+
 // ---- direct_dp4a: the fast direct kernel ---------------------------------------------------------
 // Thread (tx, ty): positions x0..x0+3 (x0 = 4 * global tx) on rows y0..y0+R-1. For every source
 // row s the thread needs, it loads the words covering x0 .. x0+w+3 once, forms the 4 byte-shifted
@@ -532,6 +663,7 @@ struct Matcher {
   int nw = 0;                // 32-bit words per packed template row
   uint32_t last_mask = 0;
   int num_sms = 1;
+  int smem_optin = 48 * 1024;  // the largest dynamic shared memory a block may ask for
   cudaStream_t stream = nullptr;
   cudaEvent_t ev[4] = {};
   DeviceBuffer<uint8_t> d_tpl;
@@ -557,7 +689,14 @@ struct Matcher {
   DeviceBuffer<unsigned long long> d_block_min, d_exact;
   DeviceBuffer<int2> d_cand;
 
-  cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr;
+  // NTT state for (W, H): the exact FFT method (ntt_eligible()).
+  bool ntt_ready = false;
+  int cb_log2 = 0;  // ntt_columns: 2^cb_log2 columns per block
+  ntt::Plan row_plan, col_plan;
+  DeviceBuffer<ntt::Const> d_row_tw, d_col_tw;
+  DeviceBuffer<uint32_t> d_ntt_rows, d_ntt_spec, d_vsum;
+
+  cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   bool graphs_disabled = false;
 
   ~Matcher() {
@@ -569,7 +708,8 @@ struct Matcher {
   void drop_graphs() {
     if (graph_fft) cudaGraphExecDestroy(graph_fft);
     if (graph_direct) cudaGraphExecDestroy(graph_direct);
-    graph_fft = graph_direct = nullptr;
+    if (graph_ntt) cudaGraphExecDestroy(graph_ntt);
+    graph_fft = graph_direct = graph_ntt = nullptr;
   }
   int map_w() const { return W - w + 1; }
   int map_h() const { return H - h + 1; }
@@ -600,6 +740,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&m->num_sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&m->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
   for (cudaEvent_t& e : m->ev) CUDA_CHECK(cudaEventCreate(&e));
 
@@ -636,6 +777,7 @@ Status setup_source_size(Matcher& m, int W, int H) {
   if (m.W == W && m.H == H) return Status::Ok();
   m.drop_graphs();
   m.fft_ready = false;
+  m.ntt_ready = false;
   m.W = W;
   m.H = H;
   // Rows 16-byte aligned with at least 16 spare bytes: direct_dp4a reads whole words up to
@@ -828,6 +970,125 @@ Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer
                 : enqueue_fft<uint32_t>(m, fused, map_out, st);
 }
 
+
+// ---- the NTT pipeline: eligibility, per-size setup, steps N1-N4 ---------------------------------------
+// Shared memory of the NTT kernels, in bytes (dynamic part; the static scratch is < 1 KiB).
+size_t ntt_row_smem(int P) { return size_t(P) * 4; }
+size_t ntt_ssd_smem(int P, int W) { return (size_t(P) + W) * 4; }
+size_t ntt_col_smem(int Q, int cb_log2) { return size_t(Q) * 4 << cb_log2; }
+int vsum_ld(int W) { return (W + 3) / 4 * 4; }  // whole uint4 stores
+
+// The NTT method is exact when every correlation value 255 sum(T) stays below p, the SSD fits
+// 32 bits and the rows and a column fit in shared memory. Says why not otherwise.
+bool ntt_eligible(const Matcher& m, std::string* why_not) {
+  const int P = ntt::good_length(m.W), Q = ntt::good_length(m.H);
+  const size_t limit = size_t(m.smem_optin) - 1024;
+  if (env_flag("PARVIS_NO_NTT")) {
+    *why_not = "PARVIS_NO_NTT is set";
+  } else if (!(255.0 * m.tpl_l1 < double(ntt::kMod))) {
+    *why_not = "255 sum(T) >= p = 15*2^27+1, so correlation values could wrap: cuFFT in double";
+  } else if (!(double(m.w) * m.h * 255.0 * 255.0 < 4294967296.0) ||
+             double(m.map_w()) * m.map_h() >= 4294967296.0) {
+    *why_not = "scores or positions need more than 32 bits: cuFFT in double";
+  } else if (ntt_ssd_smem(P, m.W) > limit || ntt_col_smem(Q, 0) > limit) {
+    *why_not = "a row or column of the NTT does not fit in shared memory: cuFFT in double";
+  } else {
+    return true;
+  }
+  return false;
+}
+
+// Asks for more than the default 48 KiB of dynamic shared memory where a kernel needs it.
+template <typename Kernel>
+Status allow_smem(Kernel kernel, size_t bytes) {
+  if (bytes > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(bytes)));
+  return Status::Ok();
+}
+
+Status upload_plan(int n, ntt::Plan* plan, DeviceBuffer<ntt::Const>* tw) {
+  std::vector<ntt::Const> table(static_cast<size_t>(n));
+  *plan = ntt::make_plan(n, table.data());
+  PARVIS_TRY(tw->alloc(table.size()));
+  CUDA_CHECK(cudaMemcpy(tw->get(), table.data(), table.size() * sizeof(ntt::Const),
+                        cudaMemcpyHostToDevice));
+  plan->tw = tw->get();
+  return Status::Ok();
+}
+
+// Per source size: plans, buffers, and the template's spectrum (once): the template flipped
+// (T'(y, x) = T(-y mod Q, -x mod P), so that the cyclic convolution with T' is the correlation
+// with T), transformed by the same kernels, scaled into Montgomery form with 1/(P Q) folded in.
+Status setup_ntt(Matcher& m) {
+  if (m.ntt_ready) return Status::Ok();
+  const int P = ntt::good_length(m.W), Q = ntt::good_length(m.H);
+  PARVIS_TRY(upload_plan(P, &m.row_plan, &m.d_row_tw));
+  PARVIS_TRY(upload_plan(Q, &m.col_plan, &m.d_col_tw));
+  const size_t limit = size_t(m.smem_optin) - 1024;
+  m.cb_log2 = 3;  // 8 columns = 32-byte row segments; fewer where a group would not fit
+  while (m.cb_log2 > 0 && ntt_col_smem(Q, m.cb_log2) > limit) --m.cb_log2;
+  PARVIS_TRY(allow_smem(ntt_rows_forward, ntt_row_smem(P)));
+  PARVIS_TRY(allow_smem(ntt_columns, ntt_col_smem(Q, m.cb_log2)));
+  PARVIS_TRY(allow_smem(ntt_rows_ssd, ntt_ssd_smem(P, m.W)));
+  PARVIS_TRY(m.d_ntt_rows.alloc(size_t(P) * Q));
+  PARVIS_TRY(m.d_ntt_spec.alloc(size_t(P) * Q));
+  PARVIS_TRY(m.d_vsum.alloc(size_t(vsum_ld(m.W)) * m.map_h()));
+
+  std::vector<uint8_t> flipped;
+  try {
+    flipped.assign(size_t(P) * Q, 0);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of host memory for the padded template");
+  }
+  for (int j = 0; j < m.h; ++j)
+    for (int i = 0; i < m.w; ++i)
+      flipped[size_t((Q - j) % Q) * P + (P - i) % P] = m.tpl.row(j)[i];
+  DeviceBuffer<uint8_t> d_flipped;
+  PARVIS_TRY(d_flipped.alloc(flipped.size()));
+  CUDA_CHECK(cudaMemcpy(d_flipped.get(), flipped.data(), flipped.size(), cudaMemcpyHostToDevice));
+  const uint32_t r_mod_p = uint32_t((uint64_t(1) << 32) % ntt::kMod);
+  const uint32_t inv_n = ntt::inv_mod(uint32_t(uint64_t(P) * Q % ntt::kMod));
+  const ntt::Const scale = ntt::make_const(uint32_t(uint64_t(r_mod_p) * inv_n % ntt::kMod));
+  ntt_rows_forward<<<Q, kNttThreads, ntt_row_smem(P), m.stream>>>(
+      d_flipped.get(), size_t(P), P, m.row_plan, m.d_ntt_rows.get(), nullptr);
+  CUDA_CHECK_LAUNCH();
+  ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttThreads, ntt_col_smem(Q, m.cb_log2),
+                m.stream>>>(m.d_ntt_rows.get(), P, Q, Q, m.col_plan, m.cb_log2, nullptr, scale,
+                            m.d_ntt_spec.get());
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  m.ntt_ready = true;
+  return Status::Ok();
+}
+
+// N1-N4 on the uploaded source; the record's min_key ends as the best (score << 32 | index).
+Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
+  cudaStream_t s = m.stream;
+  const int W = m.W, H = m.H, map_w = m.map_w(), map_h = m.map_h();
+  const int P = m.row_plan.n, Q = m.col_plan.n;
+  PARVIS_TRY(st.mark("", "start"));
+  window_col_sums<<<dim3(div_up(W, 4 * kVsumThreads), div_up(map_h, kVsumRows)), kVsumThreads, 0,
+                    s>>>(m.d_src.get(), m.pitch, W, m.h, map_h, m.d_vsum.get(), vsum_ld(W));
+  CUDA_CHECK_LAUNCH();
+  PARVIS_TRY(st.mark(kStageIntegralSource, "window_col_sums (sums of I^2 down h rows)"));
+  ntt_rows_forward<<<H, kNttThreads, ntt_row_smem(P), s>>>(m.d_src.get(), m.pitch, W, m.row_plan,
+                                                           m.d_ntt_rows.get(), m.d_out.get());
+  CUDA_CHECK_LAUNCH();
+  PARVIS_TRY(st.mark(kStageCrossCorrelation, "ntt_rows_forward"));
+  ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttThreads, ntt_col_smem(Q, m.cb_log2), s>>>(
+      m.d_ntt_rows.get(), P, H, map_h, m.col_plan, m.cb_log2, m.d_ntt_spec.get(), ntt::Const{},
+      nullptr);
+  CUDA_CHECK_LAUNCH();
+  PARVIS_TRY(st.mark(kStageCrossCorrelation, "ntt_columns (forward, x spectrum, inverse)"));
+  ntt_rows_ssd<<<map_h, kNttThreads, ntt_ssd_smem(P, W), s>>>(
+      m.d_ntt_rows.get(), m.row_plan, m.d_vsum.get(), vsum_ld(W), W, m.w, map_w, uint32_t(m.t2),
+      m.d_out.get(), map_out);
+  CUDA_CHECK_LAUNCH();
+  PARVIS_TRY(st.mark(kStageSsd, "ntt_rows_ssd (inverse rows, SSD, minimum)"));
+  return Status::Ok();
+}
+
 // ---- direct_dp4a launch --------------------------------------------------------------------------
 // R, the output rows per thread: 8 reuses each source row for more outputs (fewer instructions
 // per position), 4 needs ~60 registers instead of ~96, so 8 blocks fit on an SM instead of 5.
@@ -978,6 +1239,51 @@ Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   return Status::Ok();
 }
 
+// ---- exact 32-bit results (direct and NTT): the fused key or the whole map -------------------------
+// Top 1: the graph leaves the best (score << 32 | y * map_w + x) in the record; 32 bytes back.
+template <typename Enqueue>
+Status finish_fused_key(Matcher& m, cudaGraphExec_t* graph, Result* res, Enqueue enqueue) {
+  cudaStream_t s = m.stream;
+  PARVIS_TRY(run_graph(m, graph, enqueue));
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.d_out.get(), sizeof(DeviceOut),
+                             cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  PARVIS_TRY(elapsed(m, &res->timings));
+  const unsigned long long k = m.h_out.get()->min_key;
+  const uint32_t index = uint32_t(k & 0xffffffffu), map_w = uint32_t(m.map_w());
+  res->best = {Position{int(index % map_w), int(index / map_w), k >> 32}};
+  return Status::Ok();
+}
+
+// --top K > 1 or --map: enqueue(map) writes the exact 32-bit map, which comes back; the host
+// picks the K best.
+template <typename Enqueue>
+Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
+  cudaStream_t s = m.stream;
+  const int map_w = m.map_w(), map_h = m.map_h();
+  const size_t n = size_t(map_w) * map_h;
+  DeviceBuffer<uint32_t> d_map;
+  PARVIS_TRY(d_map.alloc(n));
+  std::vector<uint32_t> map32;
+  try {
+    map32.resize(n);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of host memory for the score map");
+  }
+  PARVIS_TRY(enqueue(d_map.get()));
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  CUDA_CHECK(cudaMemcpyAsync(map32.data(), d_map.get(), n * 4, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  PARVIS_TRY(elapsed(m, &res->timings));
+  const double t0 = now_ms();
+  std::vector<uint64_t> scores(map32.begin(), map32.end());
+  res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);
+  if (m.params.want_map) scores_to_map(scores.data(), map_w, map_h, &res->map);
+  res->timings.compute_ms += now_ms() - t0;
+  return Status::Ok();
+}
+
 // ---- direct path -----------------------------------------------------------------------------------
 Status run_direct(Matcher& m, const Image& src, Result* res) {
   if (!m.direct_fast) {
@@ -986,44 +1292,43 @@ Status run_direct(Matcher& m, const Image& src, Result* res) {
     return run_exact_map(m, src, res, false);
   }
   cudaStream_t s = m.stream;
-  const bool fused = m.params.top_k == 1 && !m.params.want_map;
-  const int map_w = m.map_w(), map_h = m.map_h();
-  const size_t n = size_t(map_w) * map_h;
   CUDA_CHECK(cudaEventRecord(m.ev[0], s));
   PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
-  if (fused) {
+  if (m.params.top_k == 1 && !m.params.want_map) {
     unsigned long long* key = &m.d_out.get()->min_key;
-    PARVIS_TRY(run_graph(m, &m.graph_direct, [&] { return enqueue_direct(m, key, nullptr); }));
-    CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-    CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.d_out.get(), sizeof(DeviceOut),
-                               cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-    PARVIS_TRY(elapsed(m, &res->timings));
-    const unsigned long long k = m.h_out.get()->min_key;
-    const uint32_t index = uint32_t(k & 0xffffffffu);
-    res->best = {Position{int(index % uint32_t(map_w)), int(index / uint32_t(map_w)), k >> 32}};
+    PARVIS_TRY(finish_fused_key(m, &m.graph_direct, res,
+                                [&] { return enqueue_direct(m, key, nullptr); }));
   } else {
-    DeviceBuffer<uint32_t> d_map;
-    PARVIS_TRY(d_map.alloc(n));
-    std::vector<uint32_t> map32;
-    try {
-      map32.resize(n);
-    } catch (const std::bad_alloc&) {
-      return Status::runtime("out of host memory for the score map");
-    }
-    PARVIS_TRY(enqueue_direct(m, nullptr, d_map.get()));
-    CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-    CUDA_CHECK(cudaMemcpyAsync(map32.data(), d_map.get(), n * 4, cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-    PARVIS_TRY(elapsed(m, &res->timings));
-    const double t0 = now_ms();
-    std::vector<uint64_t> scores(map32.begin(), map32.end());
-    res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);
-    if (m.params.want_map) scores_to_map(scores.data(), map_w, map_h, &res->map);
-    res->timings.compute_ms += now_ms() - t0;
+    PARVIS_TRY(finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_direct(m, nullptr, map); }));
   }
   res->method_used = Method::Direct;
+  return Status::Ok();
+}
+
+// ---- NTT path (the exact FFT method) -------------------------------------------------------------
+Status run_ntt(Matcher& m, const Image& src, Result* res) {
+  PARVIS_TRY(setup_ntt(m));
+  res->explain += "; exact NTT modulo p = 15*2^27+1, size " + std::to_string(m.row_plan.n) + "x" +
+                  std::to_string(m.col_plan.n);
+  cudaStream_t s = m.stream;
+  const bool fused = m.params.top_k == 1 && !m.params.want_map;
+  if (fused && m.params.stage_times) {  // one extra, ungraphed run with events between stages
+    PARVIS_TRY(upload_source(m, src));
+    cuda::StageTimer st(true, s);
+    PARVIS_TRY(enqueue_ntt(m, nullptr, st));
+    PARVIS_TRY(st.collect(&res->timings));
+  }
+  CUDA_CHECK(cudaEventRecord(m.ev[0], s));
+  PARVIS_TRY(upload_source(m, src));
+  CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  cuda::StageTimer untimed(false);
+  if (fused)
+    PARVIS_TRY(finish_fused_key(m, &m.graph_ntt, res,
+                                [&] { return enqueue_ntt(m, nullptr, untimed); }));
+  else
+    PARVIS_TRY(finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_ntt(m, map, untimed); }));
+  res->method_used = Method::FFT;
   return Status::Ok();
 }
 
@@ -1087,6 +1392,9 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
 }
 
 Status run_fft(Matcher& m, const Image& src, Result* res) {
+  std::string why_not;
+  if (ntt_eligible(m, &why_not)) return run_ntt(m, src, res);
+  res->explain += "; no NTT: " + why_not;
   PARVIS_TRY(setup_fft(m));
   res->explain += "; FFT size " + std::to_string(m.P) + "x" + std::to_string(m.Q) + " (timed)";
   if (m.params.top_k != 1 || m.params.want_map) return run_fft_map(m, src, res, false);
@@ -1143,14 +1451,19 @@ Method choose(const Matcher& m, std::string* why) {
     const double waves = std::max(1.0, threads / (double(m.num_sms) * (R == 4 ? 1024 : 640)));
     direct_us = kDirectFixedUs + ops * waves * kDirectUsPerOp;
   }
-  const int P = cuda::fft::good_size(m.W), Q = cuda::fft::good_size(m.H);
-  const double fft_us = kFftFixedUs + kFftUsPerPoint * double(P) * Q;
+  std::string no_ntt;
+  const bool ntt = ntt_eligible(m, &no_ntt);
+  const int P = ntt ? ntt::good_length(m.W) : cuda::fft::good_size(m.W);
+  const int Q = ntt ? ntt::good_length(m.H) : cuda::fft::good_size(m.H);
+  const double fft_us = ntt ? kNttFixedUs + kNttUsPerPoint * double(P) * Q
+                            : kFftFixedUs + kFftUsPerPoint * double(P) * Q;
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "auto chose %s: direct ~%.0f us (%.3g multiply-adds, %s kernel) vs fft ~%.0f us "
-                "(%dx%d double FFTs + integral image + exact re-scoring)",
+                "(%dx%d %s)",
                 direct_us <= fft_us ? "direct" : "fft", direct_us, macs,
-                m.direct_fast ? "dp4a" : "generic", fft_us, P, Q);
+                m.direct_fast ? "dp4a" : "generic", fft_us, P, Q,
+                ntt ? "exact NTTs + window sums" : "double FFTs + integral image + exact re-scoring");
   *why = buf;
   return direct_us <= fft_us ? Method::Direct : Method::FFT;
 }

@@ -91,7 +91,8 @@ constexpr int kRescoreThreads = 256;
 constexpr int kDirectBlockX = 32, kDirectBlockY = 4;  // direct_dp4a: 128 threads
 constexpr size_t kDirectMaxTemplateBytes = 44 * 1024;  // + static smem stays under 48 KiB (every arch)
 constexpr int kNttThreads = 256;                   // the NTT kernels: one row / column group per block
-constexpr int kVsumThreads = 128, kVsumRows = 32;  // window_col_sums
+constexpr int kNttColThreads = 1024;              // ntt_columns: 2 blocks of 8 columns per SM
+constexpr int kVsumThreads = 64, kVsumRows = 32;   // window_col_sums
 
 // Measured on an H100 (see the bench notes at the end of this file): the cost model of `auto`.
 // direct_dp4a: a thread issues ~(R + h - 1) nw (4 + 5 R) instructions; one "wave" holds
@@ -105,9 +106,10 @@ constexpr double kGenericMacsPerUs = 2.0e6;  // the generic exact kernel (one bl
 // larger but faster): 1326x1025 125 us, 1920x1080 137 us, 1200x1983 187 us, 3840x2160 601 us.
 constexpr double kFftUsPerPoint = 6.5e-5;
 constexpr double kFftFixedUs = 28.0;
-// The NTT pipeline, per point of its padded size.
-constexpr double kNttUsPerPoint = 3.0e-5;
-constexpr double kNttFixedUs = 15.0;
+// The NTT pipeline, per point of its padded size (fitted on 640x480, 960x512, 1920x1280,
+// 1280x2048 and 3840x2560: 40, 46, 124, 155, 441 us).
+constexpr double kNttUsPerPoint = 4.3e-5;
+constexpr double kNttFixedUs = 18.0;
 
 // What a run of the fused kernels leaves on the device; 32 bytes come back to the host.
 struct DeviceOut {
@@ -425,31 +427,36 @@ __global__ __launch_bounds__(kRescoreThreads) void exact_map(const uint8_t* src,
 // ---- NTT method: exact cross-correlation modulo p (match/ntt.cuh) ---------------------------------
 // N1. window_col_sums: V(y, x) = sum_{j<h} I(y+j, x)^2 for y < map_h (32-bit words: every sum
 // fits, w h 255^2 < 2^32). A thread slides down 4 adjacent columns (one 32-bit load per row;
-// rows are 16-byte aligned with zero bytes past W) over kVsumRows outputs.
+// rows are 16-byte aligned with zero bytes past W) over kVsumRows outputs: h + 2 kVsumRows
+// loads for kVsumRows x 4 outputs. Pointers step by the pitch (no 64-bit index products: the
+// kernel is instruction-bound, not memory-bound).
+__device__ __forceinline__ uint4 squares4(uint32_t w) {
+  const uint32_t a = w & 0xffu, b = (w >> 8) & 0xffu, c = (w >> 16) & 0xffu, d = w >> 24;
+  return make_uint4(a * a, b * b, c * c, d * d);
+}
 __global__ __launch_bounds__(kVsumThreads) void window_col_sums(const uint8_t* src, size_t pitch,
                                                                 int W, int h, int map_h,
                                                                 uint32_t* v, int ldv) {
   const int x = (blockIdx.x * kVsumThreads + threadIdx.x) * 4;
   const int y0 = blockIdx.y * kVsumRows, y1 = min(y0 + kVsumRows, map_h);
   if (x >= W) return;
-  const uint8_t* col = src + x;
+  const uint8_t* top = src + size_t(y0) * pitch + x;  // row y - 1 as y advances
+  const uint8_t* bottom = top;                         // row y + h - 1 as y advances
   uint4 acc = make_uint4(0, 0, 0, 0);
-#pragma unroll 4
-  for (int j = 0; j < h; ++j) {
-    const uchar4 p = *reinterpret_cast<const uchar4*>(col + size_t(y0 + j) * pitch);
-    acc.x += uint32_t(p.x) * p.x, acc.y += uint32_t(p.y) * p.y;
-    acc.z += uint32_t(p.z) * p.z, acc.w += uint32_t(p.w) * p.w;
+#pragma unroll 8
+  for (int j = 0; j < h; ++j, bottom += pitch) {
+    const uint4 q = squares4(__ldg(reinterpret_cast<const uint32_t*>(bottom)));
+    acc.x += q.x, acc.y += q.y, acc.z += q.z, acc.w += q.w;
   }
-  *reinterpret_cast<uint4*>(v + size_t(y0) * ldv + x) = acc;
+  uint32_t* out = v + size_t(y0) * ldv + x;
+  *reinterpret_cast<uint4*>(out) = acc;
 #pragma unroll 4
-  for (int y = y0 + 1; y < y1; ++y) {
-    const uchar4 a = *reinterpret_cast<const uchar4*>(col + size_t(y + h - 1) * pitch);
-    const uchar4 b = *reinterpret_cast<const uchar4*>(col + size_t(y - 1) * pitch);
-    acc.x += uint32_t(a.x) * a.x - uint32_t(b.x) * b.x;
-    acc.y += uint32_t(a.y) * a.y - uint32_t(b.y) * b.y;
-    acc.z += uint32_t(a.z) * a.z - uint32_t(b.z) * b.z;
-    acc.w += uint32_t(a.w) * a.w - uint32_t(b.w) * b.w;
-    *reinterpret_cast<uint4*>(v + size_t(y) * ldv + x) = acc;
+  for (int y = y0 + 1; y < y1; ++y, top += pitch, bottom += pitch) {
+    out += ldv;
+    const uint4 a = squares4(__ldg(reinterpret_cast<const uint32_t*>(bottom)));
+    const uint4 b = squares4(__ldg(reinterpret_cast<const uint32_t*>(top)));
+    acc.x += a.x - b.x, acc.y += a.y - b.y, acc.z += a.z - b.z, acc.w += a.w - b.w;
+    *reinterpret_cast<uint4*>(out) = acc;
   }
 }
 
@@ -475,33 +482,33 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_forward(const uint8_t* s
 //                        form with the inverse transform's 1/(P Q) folded in) into spec_out;
 //   otherwise (the source): times the template's spectrum, inverse transform down the column,
 //                        rows < rows_out written back in place.
-__global__ __launch_bounds__(kNttThreads) void ntt_columns(uint32_t* data, int P, int rows_in,
+__global__ __launch_bounds__(kNttColThreads) void ntt_columns(uint32_t* data, int P, int rows_in,
                                                            int rows_out, ntt::Plan plan,
                                                            int cb_log2, const uint32_t* tpl_spec,
                                                            ntt::Const scale, uint32_t* spec_out) {
   extern __shared__ uint32_t s_cols[];
   const int Q = plan.n, cb = 1 << cb_log2, f0 = blockIdx.x * cb;
   const int n = Q << cb_log2;
-  for (int i = threadIdx.x; i < n; i += kNttThreads) {
+  for (int i = threadIdx.x; i < n; i += kNttColThreads) {
     const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
     s_cols[i] = (g < rows_in && col < P) ? data[size_t(g) * P + col] : 0u;
   }
   const int c = threadIdx.x & (cb - 1), lane = threadIdx.x >> cb_log2;
-  const int lanes = kNttThreads >> cb_log2;
+  const int lanes = kNttColThreads >> cb_log2;
   ntt::ntt_shared<false>(s_cols + c, cb, plan, lane, lanes);
   if (!tpl_spec) {
-    for (int i = threadIdx.x; i < n; i += kNttThreads) {
+    for (int i = threadIdx.x; i < n; i += kNttColThreads) {
       const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
       if (col < P) spec_out[size_t(g) * P + col] = ntt::mul(s_cols[i], scale);
     }
     return;
   }
-  for (int i = threadIdx.x; i < n; i += kNttThreads) {
+  for (int i = threadIdx.x; i < n; i += kNttColThreads) {
     const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
     if (col < P) s_cols[i] = ntt::mont_mul(s_cols[i], tpl_spec[size_t(g) * P + col]);
   }
   ntt::ntt_shared<true>(s_cols + c, cb, plan, lane, lanes);
-  for (int i = threadIdx.x; i < n; i += kNttThreads) {
+  for (int i = threadIdx.x; i < n; i += kNttColThreads) {
     const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
     if (g < rows_out && col < P) data[size_t(g) * P + col] = s_cols[i];
   }
@@ -555,8 +562,59 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_ssd(const uint32_t* data
 // Bytes of the last template word beyond w are zero in the template and masked in the source.
 // NW > 0: the template row is NW words, known at compile time (k loops fully unrolled, the
 // row's source words kept in registers); NW = 0: any width, read from `nw`.
+//
+// direct_row: source row i = s - y0 of the thread. kFull rows (R - 1 <= i <= h - 1, most rows
+// of a tall template) feed every output: no per-output predicates, which is what an
+// issue-bound kernel needs (Nsight Compute: 0.68 IPC per scheduler at 16x16).
+template <int R, bool SAD, int NW, bool kFull>
+__device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* s_tpl, int nw,
+                                           int h, int i, uint32_t last_mask, uint32_t (&c)[R][4],
+                                           uint32_t (&s2)[R][4]) {
+  uint32_t rs[4] = {0, 0, 0, 0};
+  uint32_t w0 = __ldg(row);
+#pragma unroll
+  for (int k = 0; k < (NW > 0 ? NW : nw); ++k) {
+    const uint32_t w1 = __ldg(row + k + 1);
+    uint32_t sh[4] = {w0, __byte_perm(w0, w1, 0x4321), __byte_perm(w0, w1, 0x5432),
+                      __byte_perm(w0, w1, 0x6543)};
+    if (k == (NW > 0 ? NW : nw) - 1) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) sh[r] &= last_mask;
+    }
+    if (!SAD) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) rs[r] = __dp4a(sh[r], sh[r], rs[r]);
+    }
+#pragma unroll
+    for (int o = 0; o < R; ++o) {
+      const int j = i - o;
+      if (kFull || (j >= 0 && j < h)) {
+        const uint32_t t = s_tpl[j * (NW > 0 ? NW : nw) + k];
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          c[o][r] = SAD ? __dp4a(__vabsdiffu4(sh[r], t), 0x01010101u, c[o][r])
+                        : __dp4a(sh[r], t, c[o][r]);
+      }
+    }
+    w0 = w1;
+  }
+  if (!SAD) {
+#pragma unroll
+    for (int o = 0; o < R; ++o) {
+      const int j = i - o;
+      if (kFull || (j >= 0 && j < h)) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s2[o][r] += rs[r];
+      }
+    }
+  }
+}
+
+// Occupancy is the point of R = 4 (see direct_rows): 8 blocks of 128 threads per SM, so at most
+// 64 registers. R = 8 (~96 registers) does not split its rows: the kFull copy of the row code
+// would push it into spills.
 template <int R, bool SAD, int NW>
-__global__ __launch_bounds__(kDirectBlockX* kDirectBlockY) void direct_dp4a(
+__global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void direct_dp4a(
     const uint8_t* src, size_t pitch, int H, int map_w, int map_h, const uint32_t* tpl_words, int h,
     int nw, uint32_t last_mask, uint32_t t2, unsigned long long* best_key, uint32_t* map_out) {
   extern __shared__ uint32_t s_tpl[];
@@ -577,47 +635,14 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY) void direct_dp4a(
   if (x0 < map_w && y0 < map_h) {
     const uint32_t* base = reinterpret_cast<const uint32_t*>(src) + (x0 >> 2);
     const size_t pw = pitch >> 2;
-    const int s_end = min(y0 + R - 1 + h, H);
-    for (int s = y0; s < s_end; ++s) {
-      const uint32_t* row = base + size_t(s) * pw;
-      uint32_t rs[4] = {0, 0, 0, 0};
-      uint32_t w0 = __ldg(row);
-#pragma unroll
-      for (int k = 0; k < (NW > 0 ? NW : nw); ++k) {
-        const uint32_t w1 = __ldg(row + k + 1);
-        uint32_t sh[4] = {w0, __byte_perm(w0, w1, 0x4321), __byte_perm(w0, w1, 0x5432),
-                          __byte_perm(w0, w1, 0x6543)};
-        if (k == (NW > 0 ? NW : nw) - 1) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) sh[r] &= last_mask;
-        }
-        if (!SAD) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) rs[r] = __dp4a(sh[r], sh[r], rs[r]);
-        }
-#pragma unroll
-        for (int o = 0; o < R; ++o) {
-          const int j = s - y0 - o;
-          if (j >= 0 && j < h) {
-            const uint32_t t = s_tpl[j * (NW > 0 ? NW : nw) + k];
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-              c[o][r] = SAD ? __dp4a(__vabsdiffu4(sh[r], t), 0x01010101u, c[o][r])
-                            : __dp4a(sh[r], t, c[o][r]);
-          }
-        }
-        w0 = w1;
-      }
-      if (!SAD) {
-#pragma unroll
-        for (int o = 0; o < R; ++o) {
-          const int j = s - y0 - o;
-          if (j >= 0 && j < h) {
-#pragma unroll
-            for (int r = 0; r < 4; ++r) s2[o][r] += rs[r];
-          }
-        }
-      }
+    // Rows past the source only feed outputs past the map (y >= map_h): read the last row
+    // instead, and drop those outputs below.
+    for (int i = 0; i < R + h - 1; ++i) {
+      const uint32_t* row = base + size_t(min(y0 + i, H - 1)) * pw;
+      if (R == 4 && i >= R - 1 && i <= h - 1)  // the same i for the whole warp: no divergence
+        direct_row<R, SAD, NW, true>(row, s_tpl, nw, h, i, last_mask, c, s2);
+      else
+        direct_row<R, SAD, NW, false>(row, s_tpl, nw, h, i, last_mask, c, s2);
     }
   }
 
@@ -976,7 +1001,7 @@ Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer
 size_t ntt_row_smem(int P) { return size_t(P) * 4; }
 size_t ntt_ssd_smem(int P, int W) { return (size_t(P) + W) * 4; }
 size_t ntt_col_smem(int Q, int cb_log2) { return size_t(Q) * 4 << cb_log2; }
-int vsum_ld(int W) { return (W + 3) / 4 * 4; }  // whole uint4 stores
+int vsum_ld(int W) { return (W + 31) / 32 * 32; }  // 128-byte rows
 
 // The NTT method is exact when every correlation value 255 sum(T) stays below p, the SSD fits
 // 32 bits and the rows and a column fit in shared memory. Says why not otherwise.
@@ -1053,7 +1078,7 @@ Status setup_ntt(Matcher& m) {
   ntt_rows_forward<<<Q, kNttThreads, ntt_row_smem(P), m.stream>>>(
       d_flipped.get(), size_t(P), P, m.row_plan, m.d_ntt_rows.get(), nullptr);
   CUDA_CHECK_LAUNCH();
-  ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttThreads, ntt_col_smem(Q, m.cb_log2),
+  ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttColThreads, ntt_col_smem(Q, m.cb_log2),
                 m.stream>>>(m.d_ntt_rows.get(), P, Q, Q, m.col_plan, m.cb_log2, nullptr, scale,
                             m.d_ntt_spec.get());
   CUDA_CHECK_LAUNCH();
@@ -1069,14 +1094,15 @@ Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
   const int P = m.row_plan.n, Q = m.col_plan.n;
   PARVIS_TRY(st.mark("", "start"));
   window_col_sums<<<dim3(div_up(W, 4 * kVsumThreads), div_up(map_h, kVsumRows)), kVsumThreads, 0,
-                    s>>>(m.d_src.get(), m.pitch, W, m.h, map_h, m.d_vsum.get(), vsum_ld(W));
+                    s>>>(
+      m.d_src.get(), m.pitch, W, m.h, map_h, m.d_vsum.get(), vsum_ld(W));
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(st.mark(kStageIntegralSource, "window_col_sums (sums of I^2 down h rows)"));
   ntt_rows_forward<<<H, kNttThreads, ntt_row_smem(P), s>>>(m.d_src.get(), m.pitch, W, m.row_plan,
                                                            m.d_ntt_rows.get(), m.d_out.get());
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(st.mark(kStageCrossCorrelation, "ntt_rows_forward"));
-  ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttThreads, ntt_col_smem(Q, m.cb_log2), s>>>(
+  ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttColThreads, ntt_col_smem(Q, m.cb_log2), s>>>(
       m.d_ntt_rows.get(), P, H, map_h, m.col_plan, m.cb_log2, m.d_ntt_spec.get(), ntt::Const{},
       nullptr);
   CUDA_CHECK_LAUNCH();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu_check.sh [LOGDIR] — everything the CUDA versions must show on a GPU machine, in one go:
-#   1. build (CUDA_ARCH from the environment, default native), ./test seq cuda-naive cuda-opt
+#   1. build (CUDA_ARCH from the environment, default native), ./test seq cuda-naive cuda-opt,
+#      and cuda-opt's match cases again with PARVIS_NO_NTT=1 (its cuFFT path on every size)
 #   2. the match and colour cases of both CUDA versions under compute-sanitizer memcheck
 #      (leak check on), and the matchcuda cases under racecheck (tests/sanitize.sh); runs side
 #      by side (WORK=...)
@@ -19,6 +20,10 @@ make -j"$(nproc)" all >"$LOG/build.log" 2>&1 || { tail -n 30 "$LOG/build.log"; e
 
 ./test seq cuda-naive cuda-opt --no-build >"$LOG/test.log" 2>&1
 echo "test: $(tail -n1 "$LOG/test.log")"; grep -E '^FAIL' "$LOG/test.log" | head -n 20
+# cuda-opt's FFT method takes the exact NTT for most templates; the match cases once more with
+# PARVIS_NO_NTT=1 keep its cuFFT path (large templates) tested on every size as well.
+PARVIS_NO_NTT=1 WORK=build/test-no-ntt ./test cuda-opt --no-build --only match >"$LOG/test-no-ntt.log" 2>&1
+echo "test (PARVIS_NO_NTT=1): $(tail -n1 "$LOG/test-no-ntt.log")"; grep -E '^FAIL' "$LOG/test-no-ntt.log" | head -n 20
 
 # Sanitizer runs (tests/sanitize.sh): their outputs under their own WORK, one report per process.
 sanitize() {  # tool version pattern
@@ -49,7 +54,7 @@ timeout 120 bench/run_cuda_match_timing.sh cuda-opt 1 error >"$LOG/fft-error.txt
 echo "fft error: exit $?"
 
 total_p=0 total_f=0 total_s=0
-for f in "$LOG"/test.log "$LOG"/memcheck-*.log "$LOG"/racecheck-*.log; do
+for f in "$LOG"/test.log "$LOG"/test-no-ntt.log "$LOG"/memcheck-*.log "$LOG"/racecheck-*.log; do
   if [[ "$(tail -n1 "$f")" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
     total_p=$((total_p + BASH_REMATCH[1])); total_f=$((total_f + BASH_REMATCH[2])); total_s=$((total_s + BASH_REMATCH[3]))
   else

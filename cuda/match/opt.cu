@@ -67,7 +67,7 @@
 #include "common.cuh"
 #include "match/fft_common.cuh"
 #include "match/match_common.hpp"
-#include "match/ntt.cuh"
+#include "match/ntt.hpp"
 #include "scan.cuh"
 
 namespace parvis::match {
@@ -424,7 +424,7 @@ __global__ __launch_bounds__(kRescoreThreads) void exact_map(const uint8_t* src,
   }
 }
 
-// ---- NTT method: exact cross-correlation modulo p (match/ntt.cuh) ---------------------------------
+// ---- NTT method: exact cross-correlation modulo p (match/ntt.hpp) ---------------------------------
 // N1. window_col_sums: V(y, x) = sum_{j<h} I(y+j, x)^2 for y < map_h (32-bit words: every sum
 // fits, w h 255^2 < 2^32). A thread slides down 4 adjacent columns (one 32-bit load per row;
 // rows are 16-byte aligned with zero bytes past W) over kVsumRows outputs: h + 2 kVsumRows
@@ -1067,14 +1067,11 @@ Status setup_ntt(Matcher& m) {
     return Status::runtime("out of host memory for the padded template");
   }
   for (int j = 0; j < m.h; ++j)
-    for (int i = 0; i < m.w; ++i)
-      flipped[size_t((Q - j) % Q) * P + (P - i) % P] = m.tpl.row(j)[i];
+    for (int i = 0; i < m.w; ++i) flipped[ntt::flipped_index(i, j, P, Q)] = m.tpl.row(j)[i];
   DeviceBuffer<uint8_t> d_flipped;
   PARVIS_TRY(d_flipped.alloc(flipped.size()));
   CUDA_CHECK(cudaMemcpy(d_flipped.get(), flipped.data(), flipped.size(), cudaMemcpyHostToDevice));
-  const uint32_t r_mod_p = uint32_t((uint64_t(1) << 32) % ntt::kMod);
-  const uint32_t inv_n = ntt::inv_mod(uint32_t(uint64_t(P) * Q % ntt::kMod));
-  const ntt::Const scale = ntt::make_const(uint32_t(uint64_t(r_mod_p) * inv_n % ntt::kMod));
+  const ntt::Const scale = ntt::spectrum_scale(P, Q);
   ntt_rows_forward<<<Q, kNttThreads, ntt_row_smem(P), m.stream>>>(
       d_flipped.get(), size_t(P), P, m.row_plan, m.d_ntt_rows.get(), nullptr);
   CUDA_CHECK_LAUNCH();

@@ -8,6 +8,7 @@
 
 #include "common/selftest.hpp"
 #include "match/match_common.hpp"
+#include "match/ntt.hpp"
 
 namespace parvis {
 
@@ -247,6 +248,45 @@ void top_k_helper(SelftestReport& r) {
   r.check("match TopK: reverse order", same_positions(one.sorted(), want, &d), d);
 }
 
+// The exact NTT of cuda-opt (match/ntt.hpp), on the host: the modulus' constants, then the
+// pipeline's correlation against direct sums on noise, for sizes that exercise every radix
+// (3, 5, 4, 2) and several lengths per image (odd widths, 1-pixel templates, template = source).
+void ntt_correlation(SelftestReport& r) {
+  using namespace match::ntt;
+  r.check("match NTT: -p^-1 mod 2^32", uint32_t(kMontNegInv * kMod) == 0xffffffffu);
+  r.check("match NTT: 31 generates (Z/p)*", pow_mod(kGenerator, (kMod - 1) / 2) != 1 &&
+                                                pow_mod(kGenerator, (kMod - 1) / 3) != 1 &&
+                                                pow_mod(kGenerator, (kMod - 1) / 5) != 1);
+  r.check("match NTT: good lengths", good_length(2160) == 2560 && good_length(3840) == 3840 &&
+                                         good_length(1) == 1 && good_length(7) == 8 &&
+                                         good_length(1025) == 1280);
+  struct Case {
+    int W, H, w, h;
+  };
+  const Case cases[] = {{37, 23, 5, 4}, {60, 45, 16, 16}, {31, 17, 1, 1}, {45, 30, 45, 30},
+                        {64, 9, 13, 9}, {11, 75, 3, 20}, {160, 97, 32, 24}};
+  uint32_t seed = 7;
+  for (const Case& c : cases) {
+    const Image src = noise_image(c.W, c.H, seed++), tpl = noise_image(c.w, c.h, seed++);
+    const std::vector<uint32_t> got =
+        match::ntt::correlate_host(src.pixels.data(), c.W, c.H, tpl.pixels.data(), c.w, c.h);
+    int bad = 0;
+    std::string first;
+    for (int y = 0; y + c.h <= c.H; ++y)
+      for (int x = 0; x + c.w <= c.W; ++x) {
+        uint64_t want = 0;
+        for (int j = 0; j < c.h; ++j)
+          for (int i = 0; i < c.w; ++i) want += uint64_t(src.at(x + i, y + j)[0]) * tpl.at(i, j)[0];
+        if (got[size_t(y) * c.W + x] != want && bad++ == 0)
+          first = "at (" + std::to_string(x) + "," + std::to_string(y) + "): " +
+                  std::to_string(got[size_t(y) * c.W + x]) + " != " + std::to_string(want);
+      }
+    r.check("match NTT: correlation " + std::to_string(c.W) + "x" + std::to_string(c.H) + " / " +
+                std::to_string(c.w) + "x" + std::to_string(c.h) + " equals the direct sums",
+            bad == 0, first);
+  }
+}
+
 }  // namespace
 
 void selftest_match(SelftestReport& r) {
@@ -255,6 +295,7 @@ void selftest_match(SelftestReport& r) {
   errors(r);
   random_cases(r);
   top_k_helper(r);
+  ntt_correlation(r);
 }
 
 }  // namespace parvis

@@ -18,9 +18,12 @@
 // companions floor(w 2^32 / p): a product by a known constant is then 3 multiplies and a min.
 //
 // The stage code is __host__ __device__ so that the host self-test runs the very same
-// arithmetic (tests: the match selftest compares a 2D correlation with the direct sum).
+// arithmetic: correlate_host below runs the pipeline's steps on the host, and the match
+// selftest checks it against direct sums (so CI, without a GPU, checks this file's maths).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #ifdef __CUDACC__
 #define PARVIS_HD __host__ __device__ __forceinline__
@@ -33,7 +36,7 @@
 #define PARVIS_UNROLL
 #endif
 
-namespace parvis::ntt {
+namespace parvis::match::ntt {
 
 constexpr uint32_t kMod = 2013265921u;  // 15 * 2^27 + 1, prime
 constexpr uint32_t kGenerator = 31;     // a primitive root modulo kMod
@@ -236,6 +239,52 @@ inline void ntt_host(uint32_t* d, int stride, const Plan& p) {
   for (int i = 0; i < p.stages; ++i) ntt_stage_any<kInverse>(d, stride, p, kInverse ? p.stages - 1 - i : i, 0, 1);
 }
 
+// The constant that turns a forward spectrum into the pointwise factor of a cyclic
+// convolution of size P x Q: Montgomery form (x 2^32) with the inverse transform's 1 / (P Q)
+// folded in, so that mont_mul(X, Y * scale) = X Y / (P Q) mod p.
+inline Const spectrum_scale(int P, int Q) {
+  const uint32_t r_mod_p = uint32_t((uint64_t(1) << 32) % kMod);
+  const uint32_t inv_n = inv_mod(uint32_t(uint64_t(P) * uint64_t(Q) % kMod));
+  return make_const(uint32_t(uint64_t(r_mod_p) * inv_n % kMod));
+}
+
+// Where template pixel (i, j) goes in the P x Q buffer whose cyclic convolution with the source
+// is the correlation with the template: T'(y, x) = T(-y mod Q, -x mod P).
+inline size_t flipped_index(int i, int j, int P, int Q) {
+  return size_t((Q - j) % Q) * size_t(P) + size_t((P - i) % P);
+}
+
+// The host reference of cuda-opt's NTT pipeline (the selftest runs it against direct sums):
+// C(x, y) = sum_{j,i} I(x + i, y + j) T(i, j) mod p at every x < W, y < H (cyclic beyond the
+// valid positions), the same steps in the same order as the kernels: rows forward, columns
+// forward, times the template's scaled spectrum, columns inverse, rows inverse.
+inline std::vector<uint32_t> correlate_host(const uint8_t* src, int W, int H, const uint8_t* tpl,
+                                            int w, int h) {
+  const int P = good_length(W), Q = good_length(H);
+  std::vector<Const> row_tw(static_cast<size_t>(P)), col_tw(static_cast<size_t>(Q));
+  Plan rows = make_plan(P, row_tw.data()), cols = make_plan(Q, col_tw.data());
+  rows.tw = row_tw.data();
+  cols.tw = col_tw.data();
+  const size_t n = size_t(P) * size_t(Q);
+  std::vector<uint32_t> a(n, 0), t(n, 0);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) a[size_t(y) * P + x] = src[size_t(y) * W + x];
+  for (int j = 0; j < h; ++j)
+    for (int i = 0; i < w; ++i) t[flipped_index(i, j, P, Q)] = tpl[size_t(j) * w + i];
+  for (std::vector<uint32_t>* v : {&a, &t}) {
+    for (int y = 0; y < Q; ++y) ntt_host<false>(v->data() + size_t(y) * P, 1, rows);
+    for (int x = 0; x < P; ++x) ntt_host<false>(v->data() + x, P, cols);
+  }
+  const Const scale = spectrum_scale(P, Q);
+  for (size_t k = 0; k < n; ++k) a[k] = mont_mul(a[k], mul(t[k], scale));
+  for (int x = 0; x < P; ++x) ntt_host<true>(a.data() + x, P, cols);
+  for (int y = 0; y < Q; ++y) ntt_host<true>(a.data() + size_t(y) * P, 1, rows);
+  std::vector<uint32_t> c(size_t(W) * H);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) c[size_t(y) * W + x] = a[size_t(y) * P + x];
+  return c;
+}
+
 #ifdef __CUDACC__
 // The whole transform of d[i * stride], i < n, in shared memory, by `lanes` threads of the
 // block (this one is `lane`); every thread of the block must call it (it synchronises).
@@ -249,7 +298,7 @@ __device__ void ntt_shared(uint32_t* d, int stride, const Plan& p, int lane, int
 }
 #endif
 
-}  // namespace parvis::ntt
+}  // namespace parvis::match::ntt
 
 #undef PARVIS_HD
 #undef PARVIS_UNROLL

@@ -97,9 +97,11 @@ constexpr int kVsumThreads = 64, kVsumRows = 32;   // window_col_sums
 // Measured on an H100 (see the bench notes at the end of this file): the cost model of `auto`.
 // direct_dp4a: a thread issues ~(R + h - 1) nw (4 + 5 R) instructions; one "wave" holds
 // SMs x 640 threads at R = 8 (5 blocks of 128 per SM) or SMs x 1024 at R = 4 (8 blocks), and
-// a wave takes one thread's instruction count x kDirectUsPerOp (latency-bound chains; fitted on
-// 1920x1080 with 16x16 and 32x32 templates, 640x480/64x64 and 3840x2160/128x128: 0.011-0.015).
-constexpr double kDirectUsPerOp = 0.0125;
+// a wave takes one thread's instruction count x kDirectUsPerOp (issue-bound; refitted after the
+// kFull rows of direct_row: 0.012 at 1920x1080/16x16, 0.0097 at 32x32, 0.008-0.009 at R = 8
+// (1920x1080/64x64, 3840x2160/128x128); grids far below one wave run ~2x faster per
+// instruction (640x480/64x64, 800x500/100x60: 0.004), which only makes `auto` cautious there).
+constexpr double kDirectUsPerOp = 0.010;
 constexpr double kDirectFixedUs = 4.0;
 constexpr double kGenericMacsPerUs = 2.0e6;  // the generic exact kernel (one block per window)
 // The FFT pipeline, per point of the smallest 7-smooth padded size (the timed size is often

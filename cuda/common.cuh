@@ -140,6 +140,7 @@ class EventTimer {
 class StageTimer {
  public:
   explicit StageTimer(bool enabled, cudaStream_t s = 0) : enabled_(enabled), stream_(s) {}
+  bool enabled() const { return enabled_; }
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
   ~StageTimer() {

@@ -571,7 +571,7 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_ssd(const uint32_t* data
 template <int R, bool SAD, int NW, bool kFull>
 __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* s_tpl, int nw,
                                            int h, int i, uint32_t last_mask, uint32_t (&c)[R][4],
-                                           uint32_t (&s2)[R][4]) {
+                                           uint32_t (&s2)[R][4], uint32_t (&s2_all)[4]) {
   uint32_t rs[4] = {0, 0, 0, 0};
   uint32_t w0 = __ldg(row);
 #pragma unroll
@@ -600,11 +600,14 @@ __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* 
     }
     w0 = w1;
   }
-  if (!SAD) {
+  if (!SAD && kFull) {  // a row every output takes: once, added to all at the end
+#pragma unroll
+    for (int r = 0; r < 4; ++r) s2_all[r] += rs[r];
+  } else if (!SAD) {
 #pragma unroll
     for (int o = 0; o < R; ++o) {
       const int j = i - o;
-      if (kFull || (j >= 0 && j < h)) {
+      if (j >= 0 && j < h) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) s2[o][r] += rs[r];
       }
@@ -628,7 +631,7 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
 
   const int x0 = (blockIdx.x * kDirectBlockX + threadIdx.x) * 4;
   const int y0 = (blockIdx.y * kDirectBlockY + threadIdx.y) * R;
-  uint32_t c[R][4], s2[R][4];
+  uint32_t c[R][4], s2[R][4], s2_all[4] = {0, 0, 0, 0};
 #pragma unroll
   for (int o = 0; o < R; ++o)
 #pragma unroll
@@ -642,11 +645,15 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
     for (int i = 0; i < R + h - 1; ++i) {
       const uint32_t* row = base + size_t(min(y0 + i, H - 1)) * pw;
       if (R == 4 && i >= R - 1 && i <= h - 1)  // the same i for the whole warp: no divergence
-        direct_row<R, SAD, NW, true>(row, s_tpl, nw, h, i, last_mask, c, s2);
+        direct_row<R, SAD, NW, true>(row, s_tpl, nw, h, i, last_mask, c, s2, s2_all);
       else
-        direct_row<R, SAD, NW, false>(row, s_tpl, nw, h, i, last_mask, c, s2);
+        direct_row<R, SAD, NW, false>(row, s_tpl, nw, h, i, last_mask, c, s2, s2_all);
     }
   }
+#pragma unroll
+  for (int o = 0; o < R; ++o)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) s2[o][r] += s2_all[r];
 
   unsigned long long key = ~0ull;
 #pragma unroll

@@ -3,11 +3,31 @@
 // Two methods, both exact (bit-identical to seq), chosen by `auto` with a measured cost model
 // (see choose(); `--explain` prints both estimates). Top 1 without a map is the fast path:
 // everything stays on the GPU and only a 32-byte record comes back. --top K > 1 or --map take
-// the map paths (the map comes back; the host picks the K best; FFT maps are approximate
-// except at re-scored positions, which hold exact scores).
+// the map paths (the map comes back; the host picks the K best). Maps of the direct method and
+// of the NTT are exact; cuFFT maps are approximate except at re-scored positions.
 //
-// FFT method (SSD only; seed 000's pipeline, optimized):
-//   SSD(x,y) = S2(x,y) - 2 C(x,y) + T2
+// FFT method (SSD only; seed 000's pipeline, optimized):  SSD(x,y) = S2(x,y) - 2 C(x,y) + T2.
+// Two implementations of C, picked per template and size (ntt_eligible()):
+//
+// (a) Exact NTT (match/ntt.hpp) when every correlation value 255 sum(T) stays below the prime
+//     p = 15 * 2^27 + 1 (templates up to ~176x176 whatever their content, larger dark ones),
+//     the SSD fits 32 bits and a row fits in shared memory. The DFT over the integers mod p:
+//     C comes out exact in 32-bit words, so no rounding bound and no re-scoring, and half the
+//     bytes of double precision. Sizes 2^a x {1, 3, 5, 15} >= the source (P x Q, no wrap-around
+//     at valid positions). The template's spectrum (flipped template, Montgomery form, 1/(P Q)
+//     folded in) is made once per source size by the same kernels.
+//     N1. window_col_sums   V(y,x) = sum of I^2 down h rows, sliding (a side branch of the graph,
+//                           beside N2-N3);
+//     N2. ntt_rows_forward  one block per source row: u8 -> zero-padded P words -> forward NTT in
+//                           shared memory (no reordering: digit-reversed out);
+//     N3. ntt_columns       8 columns per block (32-byte row segments): forward NTT down each
+//                           column, times the template's spectrum, inverse NTT, valid rows back;
+//     N4. ntt_rows_ssd      one block per valid row: inverse NTT -> C exactly; S2 = a block scan
+//                           of V along the row; SSD in 32 bits; (score, y, x) key minimum with
+//                           one atomicMin per block, as the direct kernel does.
+//
+// (b) cuFFT in double otherwise (large or bright templates: the capsule 479x432), with exact
+//     re-scoring of the near-minimum positions:
 //   1. prepare_rows      one block per row, warp-striped (coalesced): u8 source -> the zero-
 //                        padded double FFT input AND the row prefix sums of the squares
 //                        (thread -> warp __shfl_up_sync scan -> block, the seed's
@@ -27,16 +47,18 @@
 //   9. rescore_select    exact integer SSD of each listed position, spread over the whole GPU
 //                        in ~1024-pixel chunks with 64-bit atomicAdd; the last block to finish
 //                        picks the best by (score, y, x).
-//   The whole sequence is one CUDA graph per source size. Integral images use 32-bit words
-//   when every window sum fits (w h 255^2 < 2^32): window sums are differences of four entries
-//   and modular arithmetic keeps them exact; otherwise 64-bit words. Double precision because
-//   the rounding bound must be small enough to re-score only near-ties (fft_common.cuh).
+//   Integral images use 32-bit words when every window sum fits (w h 255^2 < 2^32): window
+//   sums are differences of four entries and modular arithmetic keeps them exact; otherwise
+//   64-bit words. Double precision because the rounding bound must be small enough to re-score
+//   only near-ties (fft_common.cuh). PARVIS_NO_NTT=1 forces this path (tests/gpu_check.sh).
+// Either sequence is one CUDA graph per source size.
 //
 // Direct method (SSD and SAD; seed 003 optimized): direct_dp4a. Each thread computes 4
 // horizontally adjacent positions x R rows (R = 4 or 8, see direct_rows()). Source rows are
 // read once as 32-bit words and reused for the R positions below (register blocking); the 4
 // byte-shifted views of a word come from __byte_perm; __dp4a does 4 multiply-adds at once
 // (SSD = S2 - 2 C + T2 with S2 = sum of dp4a(s, s)); SAD uses __vabsdiffu4 then dp4a with 1s.
+// Rows that every output of the thread takes skip the per-output predicates (direct_row).
 // Templates up to 32 px wide get a kernel with the row length fixed at compile time. The
 // template lives in shared memory (packed words, broadcast reads). Score and position are fused
 // into one 64-bit key (score << 32 | y * map_w + x): the tie rule is then just the smaller key,
@@ -47,12 +69,13 @@
 // memory take the generic exact kernel (one block per position).
 //
 // Bench (H100 80GB HBM3, CUDA 13, bench/cuda_match_timing.cpp; compute = CUDA events around
-// the graph, source already on the GPU, 32-byte result not included; median of 30):
-//   1326x1025 / 479x432 fft       125 us   (cuFFT D2Z+Z2D 1344x1152 double: 79 us of it)
-//   3840x2160 / 128x128 fft       596 us   (cuFFT pair 4096x2304 double: 375 us)
-//   1920x1080 / 16x16   direct     31-34 us (R = 4; min 28 us; SAD 36 us)
-//   1200x1983 / 150x150 fft       187 us;   640x480 / 64x64 fft 56 us
-// Largest |FFT score - exact| measured: 5.7e-6 on 1326x1025/479x432 (the bound used: < 10).
+// the graph, source already on the GPU, 32-byte result not included; median of 30; see
+// bench/README.md for the stage tables and floors):
+//   1326x1025 / 479x432 fft (cuFFT)   126 us   (cuFFT D2Z+Z2D 1344x1152 double: 80 us of it)
+//   3840x2160 / 128x128 fft (NTT)     434 us   (3840x2560: rows 77, columns 240, rows+SSD 100)
+//   1920x1080 / 16x16   direct        26-30 us median over runs, 24-25 us min (SAD 25-30)
+//   1200x1983 / 150x150 fft (NTT)     150 us;   640x480 / 64x64 fft (NTT) 34 us
+// Largest |FFT score - exact| measured with cuFFT: 5.7e-6 on 1326x1025/479x432 (bound < 10).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

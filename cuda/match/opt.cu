@@ -440,7 +440,7 @@ __global__ __launch_bounds__(kRescoreThreads) void rescore_select(
 __global__ __launch_bounds__(kRescoreThreads) void exact_map(const uint8_t* src, size_t pitch,
                                                              const uint8_t* tpl, int w, int h,
                                                              bool sad, int map_w, size_t n,
-                                                             unsigned long long* map) {
+                                                             uint64_t* map) {
   __shared__ BlockScratch<unsigned long long> scratch;
   for (size_t i = blockIdx.x; i < n; i += gridDim.x) {
     const int y = int(i / unsigned(map_w)), x = int(i - size_t(y) * map_w);
@@ -1035,6 +1035,16 @@ Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer
                 : enqueue_fft<uint32_t>(m, fused, map_out, st);
 }
 
+// n zeroed host values, or a runtime error naming `what` when the host is out of memory.
+template <typename T>
+Status alloc_host(std::vector<T>* v, size_t n, const char* what = "scores") {
+  try {
+    v->assign(n, T(0));
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of host memory for " + std::to_string(n) + " " + what);
+  }
+  return Status::Ok();
+}
 
 // ---- the NTT pipeline: eligibility, per-size setup, steps N1-N4 ---------------------------------------
 // Shared memory of the NTT kernels, in bytes (dynamic part; the static scratch is < 1 KiB).
@@ -1101,11 +1111,7 @@ Status setup_ntt(Matcher& m) {
   PARVIS_TRY(m.d_vsum.alloc(size_t(vsum_ld(m.W)) * m.map_h()));
 
   std::vector<uint8_t> flipped;
-  try {
-    flipped.assign(size_t(P) * Q, 0);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the padded template");
-  }
+  PARVIS_TRY(alloc_host(&flipped, size_t(P) * Q, "bytes of the padded template"));
   for (int j = 0; j < m.h; ++j)
     for (int i = 0; i < m.w; ++i) flipped[ntt::flipped_index(i, j, P, Q)] = m.tpl.row(j)[i];
   DeviceBuffer<uint8_t> d_flipped;
@@ -1270,39 +1276,39 @@ Status elapsed(Matcher& m, Timings* t) {
   return Status::Ok();
 }
 
-Status alloc_host(std::vector<double>* v, size_t n) {
-  try {
-    v->assign(n, 0.0);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for " + std::to_string(n) + " scores");
-  }
-  return Status::Ok();
+// A map path's round trip: enqueue(d_map) fills a device map of every position, which comes
+// back into *host; events 2 and 3 around the copy (0 and 1, around the upload, are the
+// caller's), then the timings.
+template <typename T, typename Enqueue>
+Status fetch_map(Matcher& m, std::vector<T>* host, Timings* t, Enqueue enqueue) {
+  const size_t n = size_t(m.map_w()) * m.map_h();
+  DeviceBuffer<T> d_map;
+  PARVIS_TRY(d_map.alloc(n));
+  PARVIS_TRY(alloc_host(host, n));
+  PARVIS_TRY(enqueue(d_map.get()));
+  CUDA_CHECK(cudaEventRecord(m.ev[2], m.stream));
+  CUDA_CHECK(cudaMemcpyAsync(host->data(), d_map.get(), n * sizeof(T), cudaMemcpyDeviceToHost,
+                             m.stream));
+  CUDA_CHECK(cudaEventRecord(m.ev[3], m.stream));
+  return elapsed(m, t);  // waits for the copy: d_map may go
 }
 
 // ---- exact map path (any template): one block per position, host selection ---------------------------
 Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   const size_t n = size_t(m.map_w()) * m.map_h();
-  DeviceBuffer<unsigned long long> d_map;
-  PARVIS_TRY(d_map.alloc(n));
-  std::vector<uint64_t> scores;
-  try {
-    scores.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the score map");
-  }
   cudaStream_t s = m.stream;
   CUDA_CHECK(cudaEventRecord(m.ev[0], s));
   if (!uploaded) PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
-  const unsigned grid = unsigned(std::min<size_t>(n, size_t(m.num_sms) * 16));
-  exact_map<<<grid, kRescoreThreads, 0, s>>>(m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h,
-                                             m.params.metric == Metric::SAD, m.map_w(), n,
-                                             d_map.get());
-  CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(scores.data(), d_map.get(), n * 8, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));
+  std::vector<uint64_t> scores;
+  PARVIS_TRY(fetch_map(m, &scores, &res->timings, [&](uint64_t* map) {
+    const unsigned grid = unsigned(std::min<size_t>(n, size_t(m.num_sms) * 16));
+    exact_map<<<grid, kRescoreThreads, 0, s>>>(
+        m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, m.params.metric == Metric::SAD,
+        m.map_w(), n, map);
+    CUDA_CHECK_LAUNCH();
+    return Status::Ok();
+  }));
   const double t0 = now_ms();
   res->best = select_best(scores.data(), m.map_w(), m.map_h(), m.params.top_k);
   if (m.params.want_map) scores_to_map(scores.data(), m.map_w(), m.map_h(), &res->map);
@@ -1332,22 +1338,9 @@ Status finish_fused_key(Matcher& m, cudaGraphExec_t* graph, Result* res, Enqueue
 // picks the K best.
 template <typename Enqueue>
 Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
-  cudaStream_t s = m.stream;
   const int map_w = m.map_w(), map_h = m.map_h();
-  const size_t n = size_t(map_w) * map_h;
-  DeviceBuffer<uint32_t> d_map;
-  PARVIS_TRY(d_map.alloc(n));
   std::vector<uint32_t> map32;
-  try {
-    map32.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the score map");
-  }
-  PARVIS_TRY(enqueue(d_map.get()));
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(map32.data(), d_map.get(), n * 4, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));
+  PARVIS_TRY(fetch_map(m, &map32, &res->timings, enqueue));
   const double t0 = now_ms();
   std::vector<uint64_t> scores(map32.begin(), map32.end());
   res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);
@@ -1412,19 +1405,13 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   cudaStream_t s = m.stream;
   const int map_w = m.map_w(), map_h = m.map_h();
   const size_t n = size_t(map_w) * map_h;
-  DeviceBuffer<double> d_map;
-  PARVIS_TRY(d_map.alloc(n));
-  std::vector<double> approx;
-  PARVIS_TRY(alloc_host(&approx, n));
   CUDA_CHECK(cudaEventRecord(m.ev[0], s));
   if (!uploaded) PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  std::vector<double> approx;
   cuda::StageTimer untimed(false);
-  PARVIS_TRY(enqueue_fft_any(m, false, d_map.get(), untimed));
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(approx.data(), d_map.get(), n * 8, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));
+  PARVIS_TRY(fetch_map(m, &approx, &res->timings,
+                       [&](double* map) { return enqueue_fft_any(m, false, map, untimed); }));
 
   const double t0 = now_ms();
   const size_t k = std::min<size_t>(size_t(m.params.top_k), n);

@@ -100,6 +100,21 @@ class PinnedBuffer {
     count_ = count;
     return Status::Ok();
   }
+  // The same, mapped into the device's address space (zero-copy): kernels may write it
+  // through device_pointer(), and the host reads it after synchronising.
+  Status alloc_mapped(size_t count) {
+    cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+    if (count > SIZE_MAX / sizeof(T)) return Status::bad_input("host buffer size overflows");
+    CUDA_CHECK(cudaHostAlloc(&ptr_, count * sizeof(T), cudaHostAllocMapped));
+    count_ = count;
+    return Status::Ok();
+  }
+  Status device_pointer(T** out) const {
+    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(out), ptr_, 0));
+    return Status::Ok();
+  }
   T* get() const { return ptr_; }
   size_t size() const { return count_; }
 

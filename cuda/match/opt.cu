@@ -136,14 +136,31 @@ constexpr double kFftFixedUs = 28.0;
 constexpr double kNttUsPerPoint = 4.3e-5;
 constexpr double kNttFixedUs = 18.0;
 
-// What a run of the fused kernels leaves on the device; 32 bytes come back to the host.
+// The working record of a fused run on the device, and (the same layout) its result: the last
+// block of the last kernel writes the result into mapped host memory where the device can
+// (then nothing is copied after the graph: the 32 bytes arrive with the kernel), else into a
+// device record that is copied back.
 struct DeviceOut {
   unsigned long long min_key;  // FFT: order_key(smallest FFT score); direct: score<<32 | index
   unsigned int count;          // near-minimum candidates found (may exceed the cap)
-  unsigned int done;           // rescore blocks finished (last-block selection)
+  unsigned int done;           // blocks finished (last-block selection)
   unsigned long long best_score;
   int best_x, best_y;
 };
+constexpr DeviceOut kCleanRecord = {~0ull, 0u, 0u, 0ull, 0, 0};
+
+// Thread 0 of each of `blocks` blocks, after folding its minimum into rec->min_key: the last one
+// to arrive publishes the minimum into *result and leaves rec clean (min_key ~0, done 0) for the
+// next run, so that a one-kernel graph needs no reset node. The fences order every block's
+// atomicMin before its ticket, and the tickets before the last block's read.
+__device__ __forceinline__ void publish_min_key(DeviceOut* rec, DeviceOut* result,
+                                                unsigned int blocks) {
+  __threadfence();
+  if (atomicAdd(&rec->done, 1u) != blocks - 1) return;
+  __threadfence();
+  result->min_key = atomicExch(&rec->min_key, ~0ull);
+  atomicExch(&rec->done, 0u);
+}
 
 // ================================================================================ kernels
 // ---- 1. prepare_rows: FFT input + row scan of the squares, one pass over the source -------
@@ -390,7 +407,7 @@ __device__ __forceinline__ bool ranks_before(unsigned long long s, int2 p, unsig
 __global__ __launch_bounds__(kRescoreThreads) void rescore_select(
     const uint8_t* src, size_t pitch, const uint8_t* tpl, int w, int h, int rows_per_chunk,
     bool sad, const int2* cand, const unsigned int* count_ptr, unsigned int fixed_count, int cap,
-    unsigned long long* exact, DeviceOut* out) {
+    unsigned long long* exact, DeviceOut* out, DeviceOut* result) {
   __shared__ BlockScratch<unsigned long long> scratch;
   __shared__ bool is_last;
   __shared__ unsigned long long best_s[kRescoreThreads];
@@ -428,11 +445,12 @@ __global__ __launch_bounds__(kRescoreThreads) void rescore_select(
       if (bi < 0 || ranks_before(best_s[t], cand[best_i[t]], bs, cand[bi]))
         bs = best_s[t], bi = best_i[t];
     }
-    if (bi >= 0) {
-      out->best_score = bs;
-      out->best_x = cand[bi].x;
-      out->best_y = cand[bi].y;
-    }
+    DeviceOut r = kCleanRecord;
+    r.min_key = out->min_key;
+    r.count = *count_ptr;
+    if (bi >= 0) r.best_score = bs, r.best_x = cand[bi].x, r.best_y = cand[bi].y;
+    *result = r;
+    out->done = 0;
   }
 }
 
@@ -492,7 +510,7 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_forward(const uint8_t* s
                                                                 uint32_t* out, DeviceOut* rec) {
   extern __shared__ uint32_t s_row[];
   const int y = blockIdx.x, P = plan.n;
-  if (y == 0 && threadIdx.x == 0 && rec) rec->min_key = ~0ull;
+  if (y == 0 && threadIdx.x == 0 && rec) rec->min_key = ~0ull, rec->done = 0;
   const uint8_t* srow = src + size_t(y) * pitch;
   for (int x = threadIdx.x; x < P; x += kNttThreads) s_row[x] = x < W ? srow[x] : 0u;
   ntt::ntt_shared<false>(s_row, 1, plan, threadIdx.x, kNttThreads);
@@ -546,7 +564,8 @@ __global__ __launch_bounds__(kNttColThreads) void ntt_columns(uint32_t* data, in
 __global__ __launch_bounds__(kNttThreads) void ntt_rows_ssd(const uint32_t* data, ntt::Plan plan,
                                                             const uint32_t* v, int ldv, int W,
                                                             int w, int map_w, uint32_t t2,
-                                                            DeviceOut* rec, uint32_t* map_out) {
+                                                            DeviceOut* rec, DeviceOut* result,
+                                                            uint32_t* map_out) {
   extern __shared__ uint32_t s_buf[];
   __shared__ BlockScratch<uint32_t> scan_scratch;
   __shared__ BlockScratch<unsigned long long> min_scratch;
@@ -576,7 +595,10 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_ssd(const uint32_t* data
     key = k < key ? k : key;
   }
   key = cuda::block_min(key, min_scratch);
-  if (tid == 0) atomicMin(&rec->min_key, key);
+  if (tid == 0) {
+    atomicMin(&rec->min_key, key);
+    publish_min_key(rec, result, gridDim.x);
+  }
 }
 
 // ---- direct_dp4a: the fast direct kernel ---------------------------------------------------------
@@ -644,7 +666,7 @@ __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* 
 template <int R, bool SAD, int NW>
 __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void direct_dp4a(
     const uint8_t* src, size_t pitch, int H, int map_w, int map_h, const uint32_t* tpl_words, int h,
-    int nw, uint32_t last_mask, uint32_t t2, unsigned long long* best_key, uint32_t* map_out) {
+    int nw, uint32_t last_mask, uint32_t t2, DeviceOut* rec, DeviceOut* result, uint32_t* map_out) {
   extern __shared__ uint32_t s_tpl[];
   __shared__ BlockScratch<unsigned long long> scratch;
   const int tid = threadIdx.y * kDirectBlockX + threadIdx.x;
@@ -693,9 +715,12 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
       }
     }
   }
-  if (best_key) {
+  if (rec) {
     key = cuda::block_min(key, scratch);
-    if (tid == 0 && key != ~0ull) atomicMin(best_key, key);
+    if (tid == 0) {
+      if (key != ~0ull) atomicMin(&rec->min_key, key);
+      publish_min_key(rec, result, gridDim.x * gridDim.y);
+    }
   }
 }
 
@@ -733,8 +758,12 @@ struct Matcher {
   size_t pitch = 0;
   DeviceBuffer<uint8_t> d_src;
   PinnedBuffer<uint8_t> h_src;
-  DeviceBuffer<DeviceOut> d_out;
-  PinnedBuffer<DeviceOut> h_out;
+  DeviceBuffer<DeviceOut> d_out;         // the FFT / NTT paths' working record
+  DeviceBuffer<DeviceOut> d_direct_rec;  // direct_dp4a's, only ever left clean
+  PinnedBuffer<DeviceOut> h_out;         // the result on the host (mapped where possible)
+  DeviceBuffer<DeviceOut> d_result;      // the result on the device where h_out is not mapped
+  DeviceOut* result = nullptr;           // where the kernels write the result
+  bool result_mapped = false;
 
   // FFT state for (W, H).
   bool fft_ready = false;
@@ -807,6 +836,19 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   CUDA_CHECK(cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreateWithFlags(&m->fork, cudaEventDisableTiming));
   CUDA_CHECK(cudaEventCreateWithFlags(&m->join, cudaEventDisableTiming));
+  // The result record: mapped host memory, so that the last kernel's last block writes it
+  // straight to the host (no copy node after the graph), where the device can map host memory.
+  int can_map = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, dev));
+  m->result_mapped = can_map != 0 && !env_flag("PARVIS_NO_MAPPED_RESULT");
+  if (m->result_mapped) {
+    PARVIS_TRY(m->h_out.alloc_mapped(1));
+    PARVIS_TRY(m->h_out.device_pointer(&m->result));
+  } else {
+    PARVIS_TRY(m->h_out.alloc(1));
+    PARVIS_TRY(m->d_result.alloc(1));
+    m->result = m->d_result.get();
+  }
   for (cudaEvent_t& e : m->ev) CUDA_CHECK(cudaEventCreate(&e));
 
   // The template, tight, for the exact kernels.
@@ -853,7 +895,11 @@ Status setup_source_size(Matcher& m, int W, int H) {
   PARVIS_TRY(m.h_src.alloc(m.pitch * H));
   std::memset(m.h_src.get(), 0, m.pitch * H);  // the bytes past each row stay zero
   PARVIS_TRY(m.d_out.alloc(1));
-  PARVIS_TRY(m.h_out.alloc(1));
+  PARVIS_TRY(m.d_direct_rec.alloc(1));
+  for (DeviceOut* rec : {m.d_out.get(), m.d_direct_rec.get()})
+    CUDA_CHECK(cudaMemcpyAsync(rec, &kCleanRecord, sizeof(DeviceOut), cudaMemcpyHostToDevice,
+                               m.stream));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
   return Status::Ok();
 }
 
@@ -1024,7 +1070,7 @@ Status enqueue_fft(Matcher& m, bool fused, double* map_out, cuda::StageTimer& st
   PARVIS_TRY(st.mark(kStageSsd, "collect"));
   rescore_select<<<m.num_sms * 4, kRescoreThreads, 0, s>>>(
       m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, rows_per_chunk(m.w), false, m.d_cand.get(),
-      &out->count, 0, kCandidateCap, m.d_exact.get(), out);
+      &out->count, 0, kCandidateCap, m.d_exact.get(), out, m.result);
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(st.mark(kStageSsd, "rescore_select"));
   return Status::Ok();
@@ -1161,7 +1207,7 @@ Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
   if (branch) CUDA_CHECK(cudaStreamWaitEvent(s, m.join, 0));
   ntt_rows_ssd<<<map_h, kNttThreads, ntt_ssd_smem(P, W), s>>>(
       m.d_ntt_rows.get(), m.row_plan, m.d_vsum.get(), vsum_ld(W), W, m.w, map_w, uint32_t(m.t2),
-      m.d_out.get(), map_out);
+      m.d_out.get(), m.result, map_out);
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(st.mark(kStageSsd, "ntt_rows_ssd (inverse rows, SSD, minimum)"));
   return Status::Ok();
@@ -1190,7 +1236,7 @@ int direct_rows(const Matcher& m) {
 }
 
 template <int R>
-void launch_direct(Matcher& m, unsigned long long* best_key, uint32_t* map_out) {
+void launch_direct(Matcher& m, DeviceOut* rec, uint32_t* map_out) {
   const int map_w = m.map_w(), map_h = m.map_h();
   const dim3 block(kDirectBlockX, kDirectBlockY);
   const dim3 grid(div_up(map_w, 4 * kDirectBlockX), div_up(map_h, kDirectBlockY * R));
@@ -1200,7 +1246,7 @@ void launch_direct(Matcher& m, unsigned long long* best_key, uint32_t* map_out) 
   auto launch = [&](auto kernel) {
     kernel<<<grid, block, smem, m.stream>>>(m.d_src.get(), m.pitch, m.H, map_w, map_h,
                                             m.d_tpl_words.get(), m.h, m.nw, m.last_mask, t2,
-                                            best_key, map_out);
+                                            rec, m.result, map_out);
   };
   // Template widths up to 32 px get a kernel with the row length fixed at compile time.
 #define PARVIS_DIRECT_CASE(NW_)                                                    \
@@ -1222,13 +1268,13 @@ void launch_direct(Matcher& m, unsigned long long* best_key, uint32_t* map_out) 
 #undef PARVIS_DIRECT_CASE
 }
 
-Status enqueue_direct(Matcher& m, unsigned long long* best_key, uint32_t* map_out) {
-  if (best_key)
-    CUDA_CHECK(cudaMemsetAsync(best_key, 0xff, sizeof(unsigned long long), m.stream));
+// rec: the fused top 1 (direct_rec, clean before and after: no reset node), or nullptr for the
+// map.
+Status enqueue_direct(Matcher& m, DeviceOut* rec, uint32_t* map_out) {
   if (direct_rows(m) == 4)
-    launch_direct<4>(m, best_key, map_out);
+    launch_direct<4>(m, rec, map_out);
   else
-    launch_direct<8>(m, best_key, map_out);
+    launch_direct<8>(m, rec, map_out);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -1317,18 +1363,27 @@ Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   return Status::Ok();
 }
 
+// After a fused graph: the result record on the host. `download` is the copy where the record
+// is not mapped, and ~0 where the kernel already wrote it to the host.
+Status fetch_result(Matcher& m, Timings* t, DeviceOut* o) {
+  CUDA_CHECK(cudaEventRecord(m.ev[2], m.stream));
+  if (!m.result_mapped)
+    CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.result, sizeof(DeviceOut), cudaMemcpyDeviceToHost,
+                               m.stream));
+  CUDA_CHECK(cudaEventRecord(m.ev[3], m.stream));
+  PARVIS_TRY(elapsed(m, t));  // waits for ev[3]: the graph and the kernel's writes are done
+  std::memcpy(o, m.h_out.get(), sizeof(DeviceOut));
+  return Status::Ok();
+}
+
 // ---- exact 32-bit results (direct and NTT): the fused key or the whole map -------------------------
 // Top 1: the graph leaves the best (score << 32 | y * map_w + x) in the record; 32 bytes back.
 template <typename Enqueue>
 Status finish_fused_key(Matcher& m, cudaGraphExec_t* graph, Result* res, Enqueue enqueue) {
-  cudaStream_t s = m.stream;
   PARVIS_TRY(run_graph(m, graph, enqueue));
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.d_out.get(), sizeof(DeviceOut),
-                             cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));
-  const unsigned long long k = m.h_out.get()->min_key;
+  DeviceOut o;
+  PARVIS_TRY(fetch_result(m, &res->timings, &o));
+  const unsigned long long k = o.min_key;
   const uint32_t index = uint32_t(k & 0xffffffffu), map_w = uint32_t(m.map_w());
   res->best = {Position{int(index % map_w), int(index / map_w), k >> 32}};
   return Status::Ok();
@@ -1361,9 +1416,9 @@ Status run_direct(Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
   if (m.params.top_k == 1 && !m.params.want_map) {
-    unsigned long long* key = &m.d_out.get()->min_key;
+    DeviceOut* rec = m.d_direct_rec.get();
     PARVIS_TRY(finish_fused_key(m, &m.graph_direct, res,
-                                [&] { return enqueue_direct(m, key, nullptr); }));
+                                [&] { return enqueue_direct(m, rec, nullptr); }));
   } else {
     PARVIS_TRY(finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_direct(m, nullptr, map); }));
   }
@@ -1432,7 +1487,7 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   CUDA_CHECK(cudaMemsetAsync(d_exact.get(), 0, cand.size() * 8, s));
   rescore_select<<<m.num_sms * 8, kRescoreThreads, 0, s>>>(
       m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, rows_per_chunk(m.w), false, d_cand.get(),
-      nullptr, unsigned(cand.size()), int(cand.size()), d_exact.get(), nullptr);
+      nullptr, unsigned(cand.size()), int(cand.size()), d_exact.get(), nullptr, nullptr);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaMemcpyAsync(exact.data(), d_exact.get(), cand.size() * 8, cudaMemcpyDeviceToHost,
                              s));
@@ -1469,12 +1524,8 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   CUDA_CHECK(cudaEventRecord(m.ev[1], s));
   cuda::StageTimer untimed(false);
   PARVIS_TRY(run_graph(m, &m.graph_fft, [&] { return enqueue_fft_any(m, true, nullptr, untimed); }));
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.d_out.get(), sizeof(DeviceOut),
-                             cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));
-  const DeviceOut o = *m.h_out.get();
+  DeviceOut o;
+  PARVIS_TRY(fetch_result(m, &res->timings, &o));
   if (o.count > unsigned(kCandidateCap) || o.count == 0) {
     // Many near-ties (flat images): the map path lists them all on the host.
     res->explain += "; " + std::to_string(o.count) +

@@ -2,9 +2,11 @@
 //
 // Two methods, both exact (bit-identical to seq), chosen by `auto` with a measured cost model
 // (see choose(); `--explain` prints both estimates). Top 1 without a map is the fast path:
-// everything stays on the GPU and only a 32-byte record comes back. --top K > 1 or --map take
-// the map paths (the map comes back; the host picks the K best). Maps of the direct method and
-// of the NTT are exact; cuFFT maps are approximate except at re-scored positions.
+// everything stays on the GPU and only a 32-byte record comes back, written by the last block
+// of the last kernel straight into mapped host memory (no copy after the graph; where the device
+// cannot map host memory, a copy). --top K > 1 or --map take the map paths (the map comes back;
+// the host picks the K best). Maps of the direct method and of the NTT are exact; cuFFT maps
+// are approximate except at re-scored positions.
 //
 // FFT method (SSD only; seed 000's pipeline, optimized):  SSD(x,y) = S2(x,y) - 2 C(x,y) + T2.
 // Two implementations of C, picked per template and size (ntt_eligible()):

@@ -613,10 +613,14 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_ssd(const uint32_t* data
 // NW > 0: the template row is NW words, known at compile time (k loops fully unrolled, the
 // row's source words kept in registers); NW = 0: any width, read from `nw`.
 //
-// direct_row: source row i = s - y0 of the thread. kFull rows (R - 1 <= i <= h - 1, most rows
-// of a tall template) feed every output: no per-output predicates, which is what an
-// issue-bound kernel needs (Nsight Compute: 0.68 IPC per scheduler at 16x16).
-template <int R, bool SAD, int NW, bool kFull>
+// direct_row: source row i = s - y0 of the thread, fed to the outputs o in [kLo, kHi] whose
+// template row j = i - o exists. kPred: which outputs take the row is known only at run time
+// (a predicate per output); otherwise it is known at compile time: with R = 4 and h >= 4 the
+// first R - 1 rows feed outputs 0..i, the rows R - 1 .. h - 1 feed all ("full" rows, most rows
+// of a tall template; their squares are summed once, s2_all) and the last R - 1 rows feed
+// outputs d..R-1, so no row issues a predicate or an instruction for an output it skips, which
+// is what an issue-bound kernel needs (Nsight Compute: 0.68 IPC per scheduler at 16x16).
+template <int R, bool SAD, int NW, int kLo, int kHi, bool kPred>
 __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* s_tpl, int nw,
                                            int h, int i, uint32_t last_mask, uint32_t (&c)[R][4],
                                            uint32_t (&s2)[R][4], uint32_t (&s2_all)[4]) {
@@ -636,9 +640,9 @@ __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* 
       for (int r = 0; r < 4; ++r) rs[r] = __dp4a(sh[r], sh[r], rs[r]);
     }
 #pragma unroll
-    for (int o = 0; o < R; ++o) {
+    for (int o = kLo; o <= kHi; ++o) {
       const int j = i - o;
-      if (kFull || (j >= 0 && j < h)) {
+      if (!kPred || (j >= 0 && j < h)) {
         const uint32_t t = s_tpl[j * (NW > 0 ? NW : nw) + k];
 #pragma unroll
         for (int r = 0; r < 4; ++r)
@@ -648,14 +652,14 @@ __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* 
     }
     w0 = w1;
   }
-  if (!SAD && kFull) {  // a row every output takes: once, added to all at the end
+  if (!SAD && !kPred && kLo == 0 && kHi == R - 1) {  // every output: once, added at the end
 #pragma unroll
     for (int r = 0; r < 4; ++r) s2_all[r] += rs[r];
   } else if (!SAD) {
 #pragma unroll
-    for (int o = 0; o < R; ++o) {
+    for (int o = kLo; o <= kHi; ++o) {
       const int j = i - o;
-      if (j >= 0 && j < h) {
+      if (!kPred || (j >= 0 && j < h)) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) s2[o][r] += rs[r];
       }
@@ -664,7 +668,7 @@ __device__ __forceinline__ void direct_row(const uint32_t* row, const uint32_t* 
 }
 
 // Occupancy is the point of R = 4 (see direct_rows): 8 blocks of 128 threads per SM, so at most
-// 64 registers. R = 8 (~96 registers) does not split its rows: the kFull copy of the row code
+// 64 registers. R = 8 (~96 registers) does not split its rows: the extra copies of the row code
 // would push it into spills.
 template <int R, bool SAD, int NW>
 __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void direct_dp4a(
@@ -690,12 +694,29 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
     const size_t pw = pitch >> 2;
     // Rows past the source only feed outputs past the map (y >= map_h): read the last row
     // instead, and drop those outputs below.
-    for (int i = 0; i < R + h - 1; ++i) {
-      const uint32_t* row = base + size_t(min(y0 + i, H - 1)) * pw;
-      if (R == 4 && i >= R - 1 && i <= h - 1)  // the same i for the whole warp: no divergence
-        direct_row<R, SAD, NW, true>(row, s_tpl, nw, h, i, last_mask, c, s2, s2_all);
-      else
-        direct_row<R, SAD, NW, false>(row, s_tpl, nw, h, i, last_mask, c, s2, s2_all);
+    auto row_at = [&](int i) { return base + size_t(min(y0 + i, H - 1)) * pw; };
+    if constexpr (R == 4) {
+      if (h >= R) {  // the same h for the whole grid: no divergence
+        direct_row<R, SAD, NW, 0, 0, false>(row_at(0), s_tpl, nw, h, 0, last_mask, c, s2, s2_all);
+        direct_row<R, SAD, NW, 0, 1, false>(row_at(1), s_tpl, nw, h, 1, last_mask, c, s2, s2_all);
+        direct_row<R, SAD, NW, 0, 2, false>(row_at(2), s_tpl, nw, h, 2, last_mask, c, s2, s2_all);
+        for (int i = R - 1; i <= h - 1; ++i)
+          direct_row<R, SAD, NW, 0, R - 1, false>(row_at(i), s_tpl, nw, h, i, last_mask, c, s2,
+                                                  s2_all);
+        direct_row<R, SAD, NW, 1, 3, false>(row_at(h), s_tpl, nw, h, h, last_mask, c, s2, s2_all);
+        direct_row<R, SAD, NW, 2, 3, false>(row_at(h + 1), s_tpl, nw, h, h + 1, last_mask, c, s2,
+                                            s2_all);
+        direct_row<R, SAD, NW, 3, 3, false>(row_at(h + 2), s_tpl, nw, h, h + 2, last_mask, c, s2,
+                                            s2_all);
+      } else {
+        for (int i = 0; i < R + h - 1; ++i)
+          direct_row<R, SAD, NW, 0, R - 1, true>(row_at(i), s_tpl, nw, h, i, last_mask, c, s2,
+                                                 s2_all);
+      }
+    } else {
+      for (int i = 0; i < R + h - 1; ++i)
+        direct_row<R, SAD, NW, 0, R - 1, true>(row_at(i), s_tpl, nw, h, i, last_mask, c, s2,
+                                               s2_all);
     }
   }
 #pragma unroll

@@ -60,7 +60,7 @@
 // read once as 32-bit words and reused for the R positions below (register blocking); the 4
 // byte-shifted views of a word come from __byte_perm; __dp4a does 4 multiply-adds at once
 // (SSD = S2 - 2 C + T2 with S2 = sum of dp4a(s, s)); SAD uses __vabsdiffu4 then dp4a with 1s.
-// Rows that every output of the thread takes skip the per-output predicates (direct_row).
+// Which outputs a source row feeds is known at compile time (direct_row): no predicates.
 // Templates up to 32 px wide get a kernel with the row length fixed at compile time. The
 // template lives in shared memory (packed words, broadcast reads). Score and position are fused
 // into one 64-bit key (score << 32 | y * map_w + x): the tie rule is then just the smaller key,
@@ -75,7 +75,7 @@
 // bench/README.md for the stage tables and floors):
 //   1326x1025 / 479x432 fft (cuFFT)   126 us   (cuFFT D2Z+Z2D 1344x1152 double: 80 us of it)
 //   3840x2160 / 128x128 fft (NTT)     434-440 us (3840x2560: rows 77, columns 240, rows+SSD 100)
-//   1920x1080 / 16x16   direct        26-30 us median over runs, 24-25 us min (SAD alike);
+//   1920x1080 / 16x16   direct        25-28 us median over runs, 21.5-23 us min (SAD alike);
 //                                     the result then reaches the host in ~1 us (mapped record)
 //   1200x1983 / 150x150 fft (NTT)     150 us;   640x480 / 64x64 fft (NTT) 34 us
 // Largest |FFT score - exact| measured with cuFFT: 5.7e-6 on 1326x1025/479x432 (bound < 10).

@@ -116,7 +116,7 @@ constexpr int kCandidateCap = 4096;             // fused path; more -> the map p
 constexpr int kRescoreThreads = 256;
 constexpr int kDirectBlockX = 32, kDirectBlockY = 4;  // direct_dp4a: 128 threads
 constexpr size_t kDirectMaxTemplateBytes = 44 * 1024;  // + static smem stays under 48 KiB (every arch)
-constexpr int kNttThreads = 256;                   // the NTT kernels: one row / column group per block
+constexpr int kNttThreads = 256;                   // the NTT row kernels: one row per block
 constexpr int kNttColThreads = 1024;              // ntt_columns: 2 blocks of 8 columns per SM
 constexpr int kVsumThreads = 64, kVsumRows = 32;   // window_col_sums
 
@@ -695,6 +695,7 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
     // Rows past the source only feed outputs past the map (y >= map_h): read the last row
     // instead, and drop those outputs below.
     auto row_at = [&](int i) { return base + size_t(min(y0 + i, H - 1)) * pw; };
+    bool rows_done = false;
     if constexpr (R == 4) {
       if (h >= R) {  // the same h for the whole grid: no divergence
         direct_row<R, SAD, NW, 0, 0, false>(row_at(0), s_tpl, nw, h, 0, last_mask, c, s2, s2_all);
@@ -708,16 +709,13 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
                                             s2_all);
         direct_row<R, SAD, NW, 3, 3, false>(row_at(h + 2), s_tpl, nw, h, h + 2, last_mask, c, s2,
                                             s2_all);
-      } else {
-        for (int i = 0; i < R + h - 1; ++i)
-          direct_row<R, SAD, NW, 0, R - 1, true>(row_at(i), s_tpl, nw, h, i, last_mask, c, s2,
-                                                 s2_all);
+        rows_done = true;
       }
-    } else {
+    }
+    if (!rows_done)  // R = 8, or a template shorter than R: which outputs take a row, at run time
       for (int i = 0; i < R + h - 1; ++i)
         direct_row<R, SAD, NW, 0, R - 1, true>(row_at(i), s_tpl, nw, h, i, last_mask, c, s2,
                                                s2_all);
-    }
   }
 #pragma unroll
   for (int o = 0; o < R; ++o)
@@ -1049,6 +1047,26 @@ Status upload_source(Matcher& m, const Image& src) {
   return Status::Ok();
 }
 
+// The upload of a timed run, between events 0 and 1 (`upload` false: the source is already on
+// the device, the span is empty).
+Status timed_upload(Matcher& m, const Image& src, bool upload = true) {
+  CUDA_CHECK(cudaEventRecord(m.ev[0], m.stream));
+  if (upload) PARVIS_TRY(upload_source(m, src));
+  CUDA_CHECK(cudaEventRecord(m.ev[1], m.stream));
+  return Status::Ok();
+}
+
+// Seed 000's stage table, when asked (Params::stage_times): one extra, ungraphed run of
+// enqueue(timer) with events between the stages, before the timed run.
+template <typename Enqueue>
+Status time_stages(Matcher& m, const Image& src, Result* res, Enqueue enqueue) {
+  if (!m.params.stage_times) return Status::Ok();
+  PARVIS_TRY(upload_source(m, src));
+  cuda::StageTimer st(true, m.stream);
+  PARVIS_TRY(enqueue(st));
+  return st.collect(&res->timings);
+}
+
 // Template rows per re-scoring chunk: about 1024 pixels (4 per thread).
 int rows_per_chunk(int w) { return std::max(1, 1024 / w); }
 
@@ -1367,9 +1385,7 @@ Status fetch_map(Matcher& m, std::vector<T>* host, Timings* t, Enqueue enqueue) 
 Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   const size_t n = size_t(m.map_w()) * m.map_h();
   cudaStream_t s = m.stream;
-  CUDA_CHECK(cudaEventRecord(m.ev[0], s));
-  if (!uploaded) PARVIS_TRY(upload_source(m, src));
-  CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  PARVIS_TRY(timed_upload(m, src, !uploaded));
   std::vector<uint64_t> scores;
   PARVIS_TRY(fetch_map(m, &scores, &res->timings, [&](uint64_t* map) {
     const unsigned grid = unsigned(std::min<size_t>(n, size_t(m.num_sms) * 16));
@@ -1435,16 +1451,14 @@ Status run_direct(Matcher& m, const Image& src, Result* res) {
                     "(w h 255^2 >= 2^32 or over 44 KiB packed): generic exact kernel";
     return run_exact_map(m, src, res, false);
   }
-  cudaStream_t s = m.stream;
-  CUDA_CHECK(cudaEventRecord(m.ev[0], s));
-  PARVIS_TRY(upload_source(m, src));
-  CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  PARVIS_TRY(timed_upload(m, src));
   if (m.params.top_k == 1 && !m.params.want_map) {
     DeviceOut* rec = m.d_direct_rec.get();
     PARVIS_TRY(finish_fused_key(m, &m.graph_direct, res,
                                 [&] { return enqueue_direct(m, rec, nullptr); }));
   } else {
-    PARVIS_TRY(finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_direct(m, nullptr, map); }));
+    PARVIS_TRY(
+        finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_direct(m, nullptr, map); }));
   }
   res->method_used = Method::Direct;
   return Status::Ok();
@@ -1455,23 +1469,18 @@ Status run_ntt(Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(setup_ntt(m));
   res->explain += "; exact NTT modulo p = 15*2^27+1, size " + std::to_string(m.row_plan.n) + "x" +
                   std::to_string(m.col_plan.n);
-  cudaStream_t s = m.stream;
   const bool fused = m.params.top_k == 1 && !m.params.want_map;
-  if (fused && m.params.stage_times) {  // one extra, ungraphed run with events between stages
-    PARVIS_TRY(upload_source(m, src));
-    cuda::StageTimer st(true, s);
-    PARVIS_TRY(enqueue_ntt(m, nullptr, st));
-    PARVIS_TRY(st.collect(&res->timings));
-  }
-  CUDA_CHECK(cudaEventRecord(m.ev[0], s));
-  PARVIS_TRY(upload_source(m, src));
-  CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  if (fused)
+    PARVIS_TRY(time_stages(m, src, res,
+                           [&](cuda::StageTimer& st) { return enqueue_ntt(m, nullptr, st); }));
+  PARVIS_TRY(timed_upload(m, src));
   cuda::StageTimer untimed(false);
   if (fused)
     PARVIS_TRY(finish_fused_key(m, &m.graph_ntt, res,
                                 [&] { return enqueue_ntt(m, nullptr, untimed); }));
   else
-    PARVIS_TRY(finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_ntt(m, map, untimed); }));
+    PARVIS_TRY(
+        finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_ntt(m, map, untimed); }));
   res->method_used = Method::FFT;
   return Status::Ok();
 }
@@ -1484,9 +1493,7 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   cudaStream_t s = m.stream;
   const int map_w = m.map_w(), map_h = m.map_h();
   const size_t n = size_t(map_w) * map_h;
-  CUDA_CHECK(cudaEventRecord(m.ev[0], s));
-  if (!uploaded) PARVIS_TRY(upload_source(m, src));
-  CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  PARVIS_TRY(timed_upload(m, src, !uploaded));
   std::vector<double> approx;
   cuda::StageTimer untimed(false);
   PARVIS_TRY(fetch_map(m, &approx, &res->timings,
@@ -1536,18 +1543,12 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(setup_fft(m));
   res->explain += "; FFT size " + std::to_string(m.P) + "x" + std::to_string(m.Q) + " (timed)";
   if (m.params.top_k != 1 || m.params.want_map) return run_fft_map(m, src, res, false);
-  cudaStream_t s = m.stream;
-  if (m.params.stage_times) {  // one extra, ungraphed run with events between the stages
-    PARVIS_TRY(upload_source(m, src));
-    cuda::StageTimer st(true, s);
-    PARVIS_TRY(enqueue_fft_any(m, true, nullptr, st));
-    PARVIS_TRY(st.collect(&res->timings));
-  }
-  CUDA_CHECK(cudaEventRecord(m.ev[0], s));
-  PARVIS_TRY(upload_source(m, src));
-  CUDA_CHECK(cudaEventRecord(m.ev[1], s));
+  PARVIS_TRY(time_stages(m, src, res,
+                         [&](cuda::StageTimer& st) { return enqueue_fft_any(m, true, nullptr, st); }));
+  PARVIS_TRY(timed_upload(m, src));
   cuda::StageTimer untimed(false);
-  PARVIS_TRY(run_graph(m, &m.graph_fft, [&] { return enqueue_fft_any(m, true, nullptr, untimed); }));
+  PARVIS_TRY(
+      run_graph(m, &m.graph_fft, [&] { return enqueue_fft_any(m, true, nullptr, untimed); }));
   DeviceOut o;
   PARVIS_TRY(fetch_result(m, &res->timings, &o));
   if (o.count > unsigned(kCandidateCap) || o.count == 0) {

@@ -236,7 +236,8 @@ PARVIS_HD void ntt_stage_any(uint32_t* d, int stride, const Plan& p, int k, uint
 // The whole transform on the host (the selftest's reference of the device code path).
 template <bool kInverse>
 inline void ntt_host(uint32_t* d, int stride, const Plan& p) {
-  for (int i = 0; i < p.stages; ++i) ntt_stage_any<kInverse>(d, stride, p, kInverse ? p.stages - 1 - i : i, 0, 1);
+  for (int i = 0; i < p.stages; ++i)
+    ntt_stage_any<kInverse>(d, stride, p, kInverse ? p.stages - 1 - i : i, 0, 1);
 }
 
 // The constant that turns a forward spectrum into the pointwise factor of a cyclic

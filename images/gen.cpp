@@ -595,6 +595,17 @@ Image flat_image(int w, int h, int channels, Color c) {
   return img;
 }
 
+// Every 24-bit colour once: pixel i = y * 4096 + x has R = i >> 16, G = (i >> 8) & 255,
+// B = i & 255. The test of the grey conversion on all 2^24 colours (docs/DESIGN.md, "Grey").
+Image all_colours_image() {
+  Image img = alloc_or_die(4096, 4096, 3);
+  for (uint32_t i = 0; i < (1u << 24); ++i) {
+    uint8_t* p = img.pixels.data() + size_t(i) * 3;
+    p[0] = uint8_t(i >> 16), p[1] = uint8_t(i >> 8), p[2] = uint8_t(i);
+  }
+  return img;
+}
+
 // ------------------------------------------------------------------ Y4M video
 
 // Full-range BT.601 (JFIF) RGB -> YCbCr in 16-bit fixed point, chroma averaged over 2x2
@@ -785,6 +796,7 @@ void write_testdata(const std::string& dir) {
   write_image(dir, "flat_rgb_33x21.bmp", flat_image(33, 21, 3, {200, 120, 40}));
   write_image(dir, "map_radial_257x129.pgm", radial_map(257, 129));
   write_image(dir, "map_noise_257x129.pgm", noise_map(257, 129, 107));
+  write_image(dir, "all_colours_4096x4096.bmp", all_colours_image());
 
   const CapsuleSet big = make_capsule_set(800, 500, 2, kSeedCapsules);
   write_image(dir, "capsules.bmp", big.image);

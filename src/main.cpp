@@ -40,6 +40,7 @@ int run_selftest() {
   if (!s.ok()) return report_failure(s);
   std::printf("selftest of %s on %s\n", kVersionName, dev.c_str());
   SelftestReport r;
+  selftest_gray(r);
   selftest_match(r);
   selftest_color(r);
   selftest_filter(r);

@@ -37,10 +37,6 @@ Status image_alloc(int width, int height, int channels, Image* out) {
   return Status::Ok();
 }
 
-uint8_t gray_of(uint8_t r, uint8_t g, uint8_t b) {
-  return uint8_t((4899u * r + 9617u * g + 1868u * b + 8192u) >> 14);
-}
-
 Image to_gray(const Image& in) {
   Image out;
   out.width = in.width;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/gray.hpp"
 #include "common/status.hpp"
 
 namespace parvis {
@@ -40,9 +41,7 @@ Status check_image_size(int64_t width, int64_t height, int channels);
 // Allocates a zeroed, tightly packed image (stride = width * channels), size checked.
 Status image_alloc(int width, int height, int channels, Image* out);
 
-// Greyscale per the numerical contract (OpenCV fixed point):
-// Y = (4899 R + 9617 G + 1868 B + 8192) >> 14. A grey input is copied.
-uint8_t gray_of(uint8_t r, uint8_t g, uint8_t b);
+// The image in grey through gray_of (common/gray.hpp, OpenCV's formula). A grey input is copied.
 Image to_gray(const Image& in);
 
 // A copy of `in` with 3 channels (grey is replicated), for drawing coloured marks.

@@ -19,6 +19,9 @@ class SelftestReport {
   int passed = 0, failed = 0, skipped = 0;
 };
 
+// The grey conversion (common/gray.hpp): hand-checked colours and all 2^24 colours, computed
+// where this version computes (gray_all_colours), against OpenCV's grey pinned as a hash.
+void selftest_gray(SelftestReport& r);
 void selftest_match(SelftestReport& r);
 void selftest_color(SelftestReport& r);
 void selftest_filter(SelftestReport& r);

@@ -1,6 +1,6 @@
 // The video pipeline (seed 000: per-frame matching with the template prepared once) has not
 // landed in any version yet: the subcommand says so, exit 2, as DESIGN.md asks of a missing
-// operation. See ../shared/DESIGN.md for its command line.
+// operation.
 #include "common/cli.hpp"
 #include "common/subcommands.hpp"
 

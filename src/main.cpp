@@ -24,7 +24,7 @@ void print_help() {
       "  ./main blur IN... OUT... [--map MAP.png | --radial] [--sigma-max S]\n"
       "  ./main integral IN | --random WxH [--type auto|u32|u64|f64] [--squared] [--out X.npy]\n"
       "  ./main video IN.y4m|- TEMPLATE [--out annotated.y4m] [--csv|--json]\n"
-      "  ./main bench match ...\n"
+      "  ./main bench OP ...       benchmarks (./main bench --help)\n"
       "  ./main selftest          the seeds' worked examples on this version\n"
       "  ./main device            what this version computes on\n"
       "  ./main --version         the version name\n"
@@ -32,6 +32,31 @@ void print_help() {
       "Each subcommand has --help. Results go to stdout, timings to stderr.\n"
       "Exit codes: 0 ok, 1 usage, 2 bad input, 3 runtime or device error.\n",
       kVersionName);
+}
+
+// `./main bench <op> ...`: one entry per operation that has a benchmark (src/<op>/bench.cpp).
+struct BenchEntry {
+  const char* op;
+  int (*run)(int argc, char** argv);
+};
+const BenchEntry kBenches[] = {
+    {"match", bench_match},
+};
+
+int run_bench(int argc, char** argv) {  // argv[0] = "bench"
+  std::string names;
+  for (const BenchEntry& b : kBenches) names += std::string(names.empty() ? "" : ", ") + b.op;
+  if (argc >= 2) {
+    for (const BenchEntry& b : kBenches)
+      if (std::strcmp(argv[1], b.op) == 0) return b.run(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+      std::printf("usage: ./main bench OP [options]   OP: %s (see ./main bench OP --help)\n", names.c_str());
+      return kExitOk;
+    }
+    return report_failure(Status::usage("bench: unknown operation '" + std::string(argv[1]) +
+                                        "' (available: " + names + ")"));
+  }
+  return report_failure(Status::usage("bench: say which operation (available: " + names + ")"));
 }
 
 int run_selftest() {
@@ -79,13 +104,6 @@ int main(int argc, char** argv) {
     std::printf("%s\n", dev.c_str());
     return kExitOk;
   }
-  if (cmd == "bench") {
-    if (argc >= 3 && std::strcmp(argv[2], "match") == 0) return bench_match(argc - 2, argv + 2);
-    if (argc >= 3 && (std::strcmp(argv[2], "-h") == 0 || std::strcmp(argv[2], "--help") == 0)) {
-      std::printf("usage: ./main bench match [options]   (see ./main bench match --help)\n");
-      return kExitOk;
-    }
-    return report_failure(Status::usage("bench: say which operation (available: match)"));
-  }
+  if (cmd == "bench") return run_bench(argc - 1, argv + 1);
   return report_failure(Status::usage("unknown command '" + cmd + "' (see ./main --help)"));
 }

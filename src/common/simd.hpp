@@ -1,0 +1,154 @@
+// SIMD for the simd and omp versions: each kernel is written ONCE, as a template over an ISA
+// "ops" struct, and compiled once per instruction set. Run-time dispatch picks the widest the
+// CPU has; PARVIS_SIMD=sse2 or =scalar in the environment caps it, so tests and benchmarks can
+// run the narrower paths on an AVX2 machine.
+//
+// How (no special compiler flags, g++ and clang++ alike): the kernel templates live in a file
+// without include guards, included by a version file twice — once inside namespace `sse2`, once
+// inside namespace `avx2` between PARVIS_AVX2_BEGIN / PARVIS_AVX2_END, which give every function
+// defined there (the ops and the kernels) target("avx2"). Standard headers must be included
+// before the first region, so that nothing from them is compiled for AVX2 and picked by the
+// linker for the SSE2 path.
+//
+//   // src/<op>/simd_kernels.inc  (no #pragma once)
+//   template <class Ops> void blur_row(...) { auto v = Ops::load(p); ... }
+//
+//   // src/<op>/cpu_kernels.cpp
+//   #include <vector>                      // every standard header first
+//   #include "common/simd.hpp"
+//   namespace parvis::op::sse2 {
+//   using Ops = simd::sse2::Ops;
+//   #include "op/simd_kernels.inc"
+//   }
+//   PARVIS_AVX2_BEGIN
+//   namespace parvis::op::avx2 {
+//   using Ops = simd::avx2::Ops;
+//   #include "op/simd_kernels.inc"
+//   }
+//   PARVIS_AVX2_END
+//
+// The ops below are the common ground (integer lanes, what the exact integer kernels of the
+// ladders need); an operation may define more in its own .inc, inside the same regions.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PARVIS_SIMD_X86 1
+#else
+#define PARVIS_SIMD_X86 0
+#endif
+
+#define PARVIS_SIMD_PRAGMA(x) _Pragma(#x)
+#if PARVIS_SIMD_X86 && defined(__clang__)
+#define PARVIS_AVX2_BEGIN \
+  PARVIS_SIMD_PRAGMA(clang attribute push(__attribute__((target("avx2,bmi,bmi2,popcnt"))), apply_to = function))
+#define PARVIS_AVX2_END PARVIS_SIMD_PRAGMA(clang attribute pop)
+#elif PARVIS_SIMD_X86
+#define PARVIS_AVX2_BEGIN PARVIS_SIMD_PRAGMA(GCC push_options) PARVIS_SIMD_PRAGMA(GCC target("avx2,bmi,bmi2,popcnt"))
+#define PARVIS_AVX2_END PARVIS_SIMD_PRAGMA(GCC pop_options)
+#else
+#define PARVIS_AVX2_BEGIN
+#define PARVIS_AVX2_END
+#endif
+
+namespace parvis::simd {
+
+enum class Isa { Scalar, Sse2, Avx2 };
+
+inline const char* isa_name(Isa isa) {
+  return isa == Isa::Avx2 ? "avx2" : isa == Isa::Sse2 ? "sse2" : "scalar";
+}
+
+// The widest instruction set this CPU runs, capped by PARVIS_SIMD=scalar|sse2|avx2.
+inline Isa best_isa() {
+  const char* cap = std::getenv("PARVIS_SIMD");
+  if (cap && std::strcmp(cap, "scalar") == 0) return Isa::Scalar;
+#if PARVIS_SIMD_X86
+  if (__builtin_cpu_supports("avx2") && !(cap && std::strcmp(cap, "sse2") == 0)) return Isa::Avx2;
+  return Isa::Sse2;
+#else
+  return Isa::Scalar;
+#endif
+}
+
+#if PARVIS_SIMD_X86
+// ------------------------------------------------------------------------------- SSE2
+namespace sse2 {
+struct Ops {
+  using V = __m128i;
+  static constexpr int kBytes = 16;  // u8 lanes; kBytes / 2 i16 lanes, kBytes / 4 i32 lanes
+  static constexpr Isa kIsa = Isa::Sse2;
+  static inline V zero() { return _mm_setzero_si128(); }
+  static inline V load(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+  static inline void store(void* p, V v) { _mm_storeu_si128(static_cast<__m128i*>(p), v); }
+  static inline V set1_8(int8_t x) { return _mm_set1_epi8(x); }
+  static inline V set1_16(int16_t x) { return _mm_set1_epi16(x); }
+  static inline V set1_32(int32_t x) { return _mm_set1_epi32(x); }
+  static inline V add8(V a, V b) { return _mm_add_epi8(a, b); }
+  static inline V add16(V a, V b) { return _mm_add_epi16(a, b); }
+  static inline V sub16(V a, V b) { return _mm_sub_epi16(a, b); }
+  static inline V add32(V a, V b) { return _mm_add_epi32(a, b); }
+  static inline V sub32(V a, V b) { return _mm_sub_epi32(a, b); }
+  static inline V add64(V a, V b) { return _mm_add_epi64(a, b); }
+  static inline V mullo16(V a, V b) { return _mm_mullo_epi16(a, b); }
+  // (a0 b0 + a1 b1) per pair of i16 lanes -> i32 lanes (pmaddwd).
+  static inline V madd16(V a, V b) { return _mm_madd_epi16(a, b); }
+  // u8 lanes widened to u16: the low and the high half of `a` (within 128-bit lanes).
+  static inline V widen8_lo(V a) { return _mm_unpacklo_epi8(a, _mm_setzero_si128()); }
+  static inline V widen8_hi(V a) { return _mm_unpackhi_epi8(a, _mm_setzero_si128()); }
+  // i32 -> i16 with signed saturation, i16 -> u8 with unsigned saturation (within 128-bit lanes).
+  static inline V pack32_16(V a, V b) { return _mm_packs_epi32(a, b); }
+  static inline V pack16_u8(V a, V b) { return _mm_packus_epi16(a, b); }
+  static inline V and_(V a, V b) { return _mm_and_si128(a, b); }
+  static inline V or_(V a, V b) { return _mm_or_si128(a, b); }
+  static inline V cmpgt32(V a, V b) { return _mm_cmpgt_epi32(a, b); }
+  template <int N> static inline V srli32(V a) { return _mm_srli_epi32(a, N); }
+  template <int N> static inline V srai32(V a) { return _mm_srai_epi32(a, N); }
+  template <int N> static inline V slli32(V a) { return _mm_slli_epi32(a, N); }
+};
+}  // namespace sse2
+#endif
+
+}  // namespace parvis::simd
+
+#if PARVIS_SIMD_X86
+PARVIS_AVX2_BEGIN
+namespace parvis::simd::avx2 {
+// ------------------------------------------------------------------------------- AVX2
+// Same names as sse2::Ops; lane-crossing is as the instructions do it (unpack, pack work
+// within each 128-bit half), so kernels that widen and pack in pairs stay lane-consistent.
+struct Ops {
+  using V = __m256i;
+  static constexpr int kBytes = 32;
+  static constexpr Isa kIsa = Isa::Avx2;
+  static inline V zero() { return _mm256_setzero_si256(); }
+  static inline V load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static inline void store(void* p, V v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+  static inline V set1_8(int8_t x) { return _mm256_set1_epi8(x); }
+  static inline V set1_16(int16_t x) { return _mm256_set1_epi16(x); }
+  static inline V set1_32(int32_t x) { return _mm256_set1_epi32(x); }
+  static inline V add8(V a, V b) { return _mm256_add_epi8(a, b); }
+  static inline V add16(V a, V b) { return _mm256_add_epi16(a, b); }
+  static inline V sub16(V a, V b) { return _mm256_sub_epi16(a, b); }
+  static inline V add32(V a, V b) { return _mm256_add_epi32(a, b); }
+  static inline V sub32(V a, V b) { return _mm256_sub_epi32(a, b); }
+  static inline V add64(V a, V b) { return _mm256_add_epi64(a, b); }
+  static inline V mullo16(V a, V b) { return _mm256_mullo_epi16(a, b); }
+  static inline V madd16(V a, V b) { return _mm256_madd_epi16(a, b); }
+  static inline V widen8_lo(V a) { return _mm256_unpacklo_epi8(a, _mm256_setzero_si256()); }
+  static inline V widen8_hi(V a) { return _mm256_unpackhi_epi8(a, _mm256_setzero_si256()); }
+  static inline V pack32_16(V a, V b) { return _mm256_packs_epi32(a, b); }
+  static inline V pack16_u8(V a, V b) { return _mm256_packus_epi16(a, b); }
+  static inline V and_(V a, V b) { return _mm256_and_si256(a, b); }
+  static inline V or_(V a, V b) { return _mm256_or_si256(a, b); }
+  static inline V cmpgt32(V a, V b) { return _mm256_cmpgt_epi32(a, b); }
+  template <int N> static inline V srli32(V a) { return _mm256_srli_epi32(a, N); }
+  template <int N> static inline V srai32(V a) { return _mm256_srai_epi32(a, N); }
+  template <int N> static inline V slli32(V a) { return _mm256_slli_epi32(a, N); }
+};
+}  // namespace parvis::simd::avx2
+PARVIS_AVX2_END
+#endif

@@ -10,6 +10,7 @@
 # CUDA_RUNNER prefixes every case run of a CUDA version, e.g. under compute-sanitizer:
 #   CUDA_RUNNER="compute-sanitizer --tool memcheck --log-file build/cs/%p.log --error-exitcode 86"
 # WORK=dir keeps a run's outputs apart (default build/test), for runs side by side.
+# CASE_TIMEOUT=seconds stops a case that runs longer (default 900; it then fails, exit 124).
 set -u
 cd "$(dirname "$(readlink -f "$0")")" || exit 1
 
@@ -89,7 +90,7 @@ run_case() {  # version name args
   local t0=$(date +%s%N)
   local runner=""
   is_cuda "$v" && runner=${CUDA_RUNNER:-}
-  (eval "$runner \"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
+  (eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
   echo $? >"$dir/rc"
   echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$dir/ms"
   mv "$OUT" "$dir/out"

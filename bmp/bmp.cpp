@@ -6,6 +6,7 @@
 // Every pixel, whatever its bit count, goes through one path: unpack_row turns a file row
 // into one raw value per pixel, which is then a palette index or a word of colour bit
 // fields (24-bit is just fixed masks). BMP stores blue, green, red; Image is RGB.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -219,6 +220,31 @@ void unpack_row(const uint8_t* row, int width, int bits_per_pixel, uint32_t* raw
 }
 
 }  // namespace
+
+Status bmp_extent(const uint8_t* head, size_t size, uint64_t* bytes) {
+  // The pixel offset plus the rows the header declares; the offset may leave a gap after the
+  // headers (colour profiles, padding), at most kMaxGap of it is read.
+  constexpr uint64_t kMaxGap = uint64_t(16) << 20;
+  if (size < kFileHeaderBytes + 16) return Status::bad_input("truncated BMP header");
+  const uint32_t header_bytes = le32(head + 14);
+  const uint8_t* h = head + kFileHeaderBytes;
+  int64_t width, height;
+  int bpp;
+  if (header_bytes == 12) {
+    width = le16(h + 4), height = le16(h + 6), bpp = int(le16(h + 10));
+  } else if (header_bytes >= 40 && size >= kFileHeaderBytes + 16 + 4) {
+    width = int32_t(le32(h + 4)), height = int32_t(le32(h + 8)), bpp = int(le16(h + 14));
+  } else {
+    return Status::bad_input("unsupported BMP header size " + std::to_string(header_bytes));
+  }
+  if (height < 0) height = -height;
+  if (bpp < 1 || bpp > 32) return Status::bad_input("unsupported BMP bit count " + std::to_string(bpp));
+  PARVIS_TRY(check_image_size(width, height, 1));
+  const uint64_t row_bytes = (uint64_t(width) * uint64_t(bpp) + 31) / 32 * 4;
+  const uint64_t offset = std::min<uint64_t>(le32(head + 10), kFileHeaderBytes + header_bytes + 1024 + kMaxGap);
+  *bytes = offset + row_bytes * uint64_t(height);
+  return Status::Ok();
+}
 
 Status bmp_info(const uint8_t* data, size_t size, ImageInfo* info) {
   BmpLayout layout;

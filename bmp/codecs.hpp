@@ -13,15 +13,21 @@
 namespace parvis {
 namespace codec {
 
+// Every codec also answers, from the first bytes of a file alone, how many bytes of it there are
+// to read (*_extent): what its header promises, so that a stream or device is never read past the
+// image. An extent is an upper bound for reading, not a check: decoding still validates all.
+
 // BMP (bmp.cpp): reads 1/4/8-bit palette, 16/24/32-bit (BI_RGB, BI_BITFIELDS), bottom-up
 // or top-down; writes 8-bit grey (grey palette) or 24-bit.
 Status bmp_info(const uint8_t* data, size_t size, ImageInfo* info);
+Status bmp_extent(const uint8_t* head, size_t size, uint64_t* bytes);
 Status bmp_decode(const uint8_t* data, size_t size, Image* out);
 Status bmp_encode(const Image& img, std::vector<uint8_t>* out);
 
 // Binary PGM/PPM (pnm.cpp): P5 / P6 with maxval 255.
 enum class PnmKind { Pgm, Ppm, ByChannels };
 Status pnm_info(const uint8_t* data, size_t size, ImageInfo* info);
+Status pnm_extent(const uint8_t* head, size_t size, uint64_t* bytes);
 Status pnm_decode(const uint8_t* data, size_t size, Image* out);
 Status pnm_encode(const Image& img, PnmKind kind, std::vector<uint8_t>* out);
 

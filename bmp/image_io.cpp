@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <new>
 
 #include "codecs.hpp"
@@ -21,6 +24,13 @@ Format sniff(const uint8_t* data, size_t size) {
   if (size >= 8 && std::equal(kPngMagic, kPngMagic + 8, data)) return Format::Png;
   if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) return Format::Jpeg;
   return Format::Unknown;
+}
+
+Status unknown_format() {
+  return Status::bad_input(image_have_stb()
+                               ? "unknown image format (not BMP, PGM/PPM, PNG, JPEG or TGA)"
+                               : "unknown image format (not BMP or PGM/PPM; this build has no "
+                                 "PNG/JPEG/TGA support)");
 }
 
 // Reads the header only (img == nullptr) or the whole image: one dispatch for both.
@@ -45,10 +55,7 @@ Status read_any(const uint8_t* data, size_t size, ImageInfo* info, Image* img) {
     *info = tga;
     return Status::Ok();
   }
-  return Status::bad_input(image_have_stb()
-                               ? "unknown image format (not BMP, PGM/PPM, PNG, JPEG or TGA)"
-                               : "unknown image format (not BMP or PGM/PPM; this build has no "
-                                 "PNG/JPEG/TGA support)");
+  return unknown_format();
 }
 
 enum class Writer { Bmp, Pgm, Ppm, Pnm, Png, Jpeg };
@@ -104,9 +111,100 @@ Status image_decode(const uint8_t* data, size_t size, Image* out) {
   }
 }
 
+namespace {
+
+uint32_t be16(const uint8_t* p) { return uint32_t(p[0]) << 8 | p[1]; }
+uint32_t be32(const uint8_t* p) { return be16(p) << 16 | be16(p + 2); }
+
+// Compressed formats promise no exact length: read at most twice the declared pixels at 4 bytes
+// each, plus room for metadata. A real file is far smaller; a stream that goes on is cut there.
+Status compressed_extent(int64_t width, int64_t height, uint64_t* bytes) {
+  PARVIS_TRY(check_image_size(width, height, 1));
+  *bytes = 2 * uint64_t(width) * uint64_t(height) * 4 + (uint64_t(16) << 20);
+  return Status::Ok();
+}
+
+// How many bytes of a file to read, from its first `size` bytes: what its header promises.
+// *more = true when the head is too short to tell (a JPEG whose size marker lies further on).
+Status file_extent(const uint8_t* head, size_t size, uint64_t* bytes, bool* more) {
+  *more = false;
+  switch (sniff(head, size)) {
+    case Format::Bmp: return codec::bmp_extent(head, size, bytes);
+    case Format::Pnm:
+      if (head[1] != '5' && head[1] != '6') break;  // the decoder names the unsupported type
+      return codec::pnm_extent(head, size, bytes);
+    case Format::Png:
+      if (size < 24 || std::memcmp(head + 12, "IHDR", 4) != 0) break;
+      return compressed_extent(be32(head + 16), be32(head + 20), bytes);
+    case Format::Jpeg:
+      // Segments FF xx + 16-bit length up to a start-of-frame marker (C0..CF but C4, C8, CC).
+      for (size_t at = 2; at + 4 <= size;) {
+        if (head[at] != 0xff) break;
+        const uint8_t marker = head[at + 1];
+        if (marker == 0xff) { ++at; continue; }
+        const bool sof = marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc;
+        if (sof) {
+          if (at + 9 > size) break;
+          return compressed_extent(be16(head + at + 7), be16(head + at + 5), bytes);
+        }
+        at += 2 + be16(head + at + 2);
+        if (at + 4 > size) *more = true;
+      }
+      break;
+    case Format::Unknown:
+      if (size >= 18 && image_have_stb()) {  // TGA: no magic; stb's header check decides
+        ImageInfo tga;
+        if (codec::stb_info(head, size, "TGA", &tga).ok())
+          return compressed_extent(head[12] | head[13] << 8, head[14] | head[15] << 8, bytes);
+      }
+      return unknown_format();
+  }
+  *bytes = size;  // the head is all we can vouch for: decoding reports what is wrong with it
+  return Status::Ok();
+}
+
+// Reads until `bytes` holds `want` bytes or the file ends.
+Status read_up_to(FILE* f, const std::string& path, uint64_t want, std::vector<uint8_t>* bytes) {
+  while (bytes->size() < want) {
+    const size_t chunk = size_t(std::min<uint64_t>(want - bytes->size(), size_t(1) << 20));
+    const size_t old = bytes->size();
+    bytes->resize(old + chunk);
+    const size_t got = std::fread(bytes->data() + old, 1, chunk, f);
+    bytes->resize(old + got);
+    if (got < chunk) {
+      if (std::ferror(f)) return Status::bad_input("cannot read " + path + ": " + std::strerror(errno));
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status image_read(const std::string& path, Image* out) {
+  FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) return Status::bad_input("cannot open " + path + ": " + std::strerror(errno));
+  struct Closer {
+    FILE* f;
+    ~Closer() { if (f != stdin) std::fclose(f); }
+  } closer{f};
   std::vector<uint8_t> bytes;
-  PARVIS_TRY(read_file(path, &bytes));  // its message names the path already
+  try {
+    // The format from the first bytes, then only what the header promises.
+    uint64_t head = 64 << 10, extent = 0;
+    for (;;) {
+      PARVIS_TRY(read_up_to(f, path, head, &bytes));
+      if (bytes.empty()) return Status::bad_input(path + ": empty file");
+      bool more = false;
+      PARVIS_TRY(with_context(path, file_extent(bytes.data(), bytes.size(), &extent, &more)));
+      if (!more || bytes.size() < head || head >= (uint64_t(16) << 20)) break;
+      head *= 4;
+    }
+    if (extent > bytes.size()) bytes.reserve(size_t(std::min<uint64_t>(extent, kMaxImageBytes)));
+    PARVIS_TRY(read_up_to(f, path, extent, &bytes));
+  } catch (const std::bad_alloc&) {
+    return Status::runtime(path + ": out of memory reading the file");
+  }
   return with_context(path, image_decode(bytes.data(), bytes.size(), out));
 }
 

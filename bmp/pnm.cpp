@@ -85,6 +85,20 @@ Status parse_layout(const uint8_t* data, size_t size, PnmLayout* layout) {
 
 }  // namespace
 
+Status pnm_extent(const uint8_t* head, size_t size, uint64_t* bytes) {
+  if (size < 3 || head[0] != 'P' || (head[1] != '5' && head[1] != '6'))
+    return Status::bad_input("not a P5/P6 PGM/PPM file");
+  size_t pos = 2;
+  int64_t width, height, maxval;
+  PARVIS_TRY(read_header_number(head, size, &pos, "width", &width));
+  PARVIS_TRY(read_header_number(head, size, &pos, "height", &height));
+  PARVIS_TRY(read_header_number(head, size, &pos, "maxval", &maxval));
+  const int channels = head[1] == '5' ? 1 : 3;
+  PARVIS_TRY(check_image_size(width, height, channels));
+  *bytes = uint64_t(pos) + 1 + uint64_t(width) * uint64_t(height) * uint64_t(channels);
+  return Status::Ok();
+}
+
 Status pnm_info(const uint8_t* data, size_t size, ImageInfo* info) {
   PnmLayout layout;
   PARVIS_TRY(parse_layout(data, size, &layout));

@@ -2,6 +2,8 @@
 // each subcommand lives beside its operation (src/<op>/cli.cpp).
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "common/cli.hpp"
@@ -75,9 +77,7 @@ int run_selftest() {
   return r.failed == 0 ? kExitOk : kExitRuntime;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int dispatch(int argc, char** argv) {
   if (argc < 2) {
     print_help();
     return kExitUsage;
@@ -106,4 +106,20 @@ int main(int argc, char** argv) {
   }
   if (cmd == "bench") return run_bench(argc - 1, argv + 1);
   return report_failure(Status::usage("unknown command '" + cmd + "' (see ./main --help)"));
+}
+
+}  // namespace
+
+// The last resort: library code reports failures as a Status, but an allocation deep in a
+// container can still throw. Nothing escapes main: one line and exit 3, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return report_failure(Status::runtime("out of memory"));
+  } catch (const std::exception& e) {
+    return report_failure(Status::runtime(std::string("unexpected error: ") + e.what()));
+  } catch (...) {
+    return report_failure(Status::runtime("unexpected error"));
+  }
 }

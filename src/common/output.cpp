@@ -48,16 +48,19 @@ Status write_file_atomic(const std::string& path, const void* data, size_t n) {
   return Status::Ok();
 }
 
-Status read_file(const std::string& path, std::vector<uint8_t>* out) {
+Status read_file(const std::string& path, std::vector<uint8_t>* out, size_t max_bytes) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (!f) return Status::bad_input("cannot open " + path + ": " + std::strerror(errno));
   out->clear();
   uint8_t buf[1 << 16];
   size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + got);
+  while (out->size() <= max_bytes && (got = std::fread(buf, 1, sizeof buf, f)) > 0)
+    out->insert(out->end(), buf, buf + got);
   const bool err = std::ferror(f) != 0;
   if (f != stdin) std::fclose(f);
   if (err) return Status::bad_input("cannot read " + path);
+  if (out->size() > max_bytes)
+    return Status::bad_input(path + " is larger than " + std::to_string(max_bytes) + " bytes");
   return Status::Ok();
 }
 

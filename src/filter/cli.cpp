@@ -38,7 +38,7 @@ int cli_filter(int argc, char** argv) {
   filter::Kernel kernel;
   if (!kernel_file.empty()) {
     std::vector<uint8_t> text;
-    s = read_file(kernel_file, &text);
+    s = read_file(kernel_file, &text, size_t(1) << 20);  // a 15x15 kernel is a few KiB
     if (s.ok()) s = filter::parse_kernel_text(std::string(text.begin(), text.end()), &kernel);
     if (!s.ok()) return report_failure(Status::bad_input("kernel file " + kernel_file + ": " + s.message));
   } else {

@@ -3,6 +3,7 @@
 // on a fixed (2R+1)^2 window, R = ceil(3*sigma_max). Many layers share one map.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/cli.hpp"
@@ -89,10 +90,12 @@ uint8_t reference_pixel(const Image& layer, const Image& map, const TapSets& tap
 int rounding_tolerance();
 
 // Launch configuration for seed 002's ladder (blur-v1 … blur-v5): the grid's blocks and the
-// threads per block. 0 = the version's default; the other versions ignore it.
+// threads per block. In: 0 = the version's default. Out: what the ladder versions launched
+// (the other versions ignore it and leave it as it was).
 struct Launch {
   int blocks = 0;
   int threads_per_block = 0;
+  std::string note;  // out: anything about the run worth a line on stderr (V4: where its taps live)
 };
 
 // The checks every version's apply() starts with: a grey map, layers grey and of its
@@ -103,6 +106,6 @@ Status check_apply_inputs(const std::vector<Image>& layers, const Image& map,
 // `layers` are grey images of the map's size; `out` gets one image per layer.
 // Defined by each version (blur-v1/v2 recompute the weights from taps.sigma_max).
 Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
-             std::vector<Image>* out, Timings* timings, const Launch& launch = Launch());
+             std::vector<Image>* out, Timings* timings, Launch* launch = nullptr);
 
 }  // namespace parvis::blur

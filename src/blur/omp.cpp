@@ -9,7 +9,7 @@
 namespace parvis::blur {
 
 Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
-             std::vector<Image>* out, Timings* timings, const Launch&) {
+             std::vector<Image>* out, Timings* timings, Launch*) {
   return cpu::apply(layers, map, taps, out, timings, [](int rows, const std::function<void(int)>& body) {
 #pragma omp parallel for schedule(dynamic, 4)
     for (int y = 0; y < rows; ++y) body(y);

@@ -7,7 +7,7 @@
 namespace parvis::blur {
 
 Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
-             std::vector<Image>* out, Timings* timings, const Launch&) {
+             std::vector<Image>* out, Timings* timings, Launch*) {
   PARVIS_TRY(check_apply_inputs(layers, map, taps));
   const double t0 = now_ms();
   std::vector<Image> results(layers.size());

@@ -110,6 +110,10 @@ Status time_chains(Kernel kernel, int sms, double* per_s) {
 
 }  // namespace
 
+}  // namespace parvis::blur::gpu
+
+namespace parvis::blur {
+
 Status measure_peak(PeakRates* out) {
   PARVIS_TRY(cuda::require_device());
   int dev = 0, sms = 0, khz = 0;
@@ -120,10 +124,10 @@ Status measure_peak(PeakRates* out) {
   p.sms = sms;
   p.clock_ghz = khz * 1e-6;
   p.imad_sheet_per_s = double(sms) * 64 * khz * 1e3;
-  PARVIS_TRY(time_chains(imad_chains, sms, &p.imad_per_s));
-  PARVIS_TRY(time_chains(dp2a_chains, sms, &p.dp2a_per_s));
+  PARVIS_TRY(gpu::time_chains(gpu::imad_chains, sms, &p.imad_per_s));
+  PARVIS_TRY(gpu::time_chains(gpu::dp2a_chains, sms, &p.dp2a_per_s));
   *out = p;
   return Status::Ok();
 }
 
-}  // namespace parvis::blur::gpu
+}  // namespace parvis::blur

@@ -1,6 +1,6 @@
 // What every CUDA version of the blur map shares on the host (batch.cu, linked into each of
-// them): the layers and the map on the device, the outputs back, the int32 tap sets, and
-// the rate of the multiply-add instructions (`./main bench blur --peak`).
+// them): the layers and the map on the device, the outputs back, the int32 tap sets; and
+// blur::measure_peak, the rate of the multiply-add instructions (`./main bench blur --peak`).
 #pragma once
 #include <vector>
 
@@ -68,17 +68,5 @@ __device__ inline uint8_t tap_pixel(const uint8_t* img, const int32_t* set, int 
   }
   return divide_round(weighted, weight);
 }
-
-// Multiply-add instructions per second of this GPU, measured with long independent chains
-// (no memory traffic): IMAD (one multiply-add) and the unsigned dp2a (two). Plus what the
-// data sheet says: SM count and clock, for the 64 IMAD per SM per clock of sm_70 … sm_90.
-struct PeakRates {
-  int sms = 0;
-  double clock_ghz = 0;
-  double imad_per_s = 0;  // measured
-  double dp2a_per_s = 0;  // measured, instructions (2 multiply-adds each)
-  double imad_sheet_per_s = 0;  // sms * clock * 64
-};
-Status measure_peak(PeakRates* out);
 
 }  // namespace parvis::blur::gpu

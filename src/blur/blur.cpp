@@ -74,6 +74,20 @@ uint8_t reference_pixel(const Image& layer, const Image& map, const TapSets& tap
   return divide_round(weighted, weight);
 }
 
+Image noise_image(int width, int height, uint64_t seed) {
+  Image img;
+  image_alloc(width, height, 1, &img);
+  uint64_t state = seed;
+  for (size_t i = 0; i < img.pixels.size(); i += 8) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (size_t j = 0; j < 8 && i + j < img.pixels.size(); ++j) img.pixels[i + j] = uint8_t(z >> (8 * j));
+  }
+  return img;
+}
+
 int rounding_tolerance() {
   const std::string v = kVersionName;
   return v == "blur-v1" || v == "blur-v2" ? 1 : 0;

@@ -98,6 +98,23 @@ struct Launch {
   std::string note;  // out: anything about the run worth a line on stderr (V4: where its taps live)
 };
 
+// Deterministic noise (splitmix64 of `seed`), uniform 0 … 255: the layers of the seed's command
+// form and of the bench, and the bench's noise map (no correlation between neighbours).
+Image noise_image(int width, int height, uint64_t seed);
+
+// The multiply-add rates of this version's hardware, for the bench's "against the floor":
+// on a GPU measured with long independent instruction chains (IMAD: one multiply-add; the
+// unsigned dp2a: two), beside the data sheet's IMAD rate (64 per SM per clock on sm_70 …
+// sm_90). The CPU versions do not measure it (not implemented).
+struct PeakRates {
+  int sms = 0;
+  double clock_ghz = 0;
+  double imad_per_s = 0;        // measured
+  double dp2a_per_s = 0;        // measured, instructions (2 multiply-adds each)
+  double imad_sheet_per_s = 0;  // sms * 64 * clock
+};
+Status measure_peak(PeakRates* out);
+
 // The checks every version's apply() starts with: a grey map, layers grey and of its
 // size, tap sets of make_tap_sets' shape (bad input otherwise).
 Status check_apply_inputs(const std::vector<Image>& layers, const Image& map,

@@ -81,7 +81,13 @@ PARVIS_AVX2_END
 namespace parvis::blur::cpu {
 #endif
 
-const char* isa_name() { return simd::isa_name(simd::best_isa()); }
+}  // namespace parvis::blur::cpu
+
+namespace parvis::blur {
+Status measure_peak(PeakRates*) { return Status::not_implemented("the peak-rate measurement"); }
+}  // namespace parvis::blur
+
+namespace parvis::blur::cpu {
 
 Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
              std::vector<Image>* out, Timings* timings, const RowRunner& run_rows) {

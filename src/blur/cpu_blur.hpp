@@ -18,7 +18,4 @@ using RowRunner = std::function<void(int rows, const std::function<void(int y)>&
 Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
              std::vector<Image>* out, Timings* timings, const RowRunner& run_rows);
 
-// The instruction set the kernels run on here ("avx2", "sse2", "scalar").
-const char* isa_name();
-
 }  // namespace parvis::blur::cpu

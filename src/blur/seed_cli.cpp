@@ -109,7 +109,8 @@ int cli_blur_seed(int argc, char** argv) {
   }
   std::printf("seed form: %lld image%s %dx%d, %s map, sigma_max %g (%dx%d taps)%s\n", (long long)imgs,
               imgs == 1 ? "" : "s", width, height, map_path.empty() ? "radial" : "file", taps.sigma_max,
-              taps.side, taps.side, save ? (", saved to " + out_dir).c_str() : "");
+              taps.side, taps.side, save ? ", saved" : "");
+  if (save) std::fprintf(stderr, "wrote %zu blurred layers to %s\n", out.size(), out_dir.c_str());
   if (is_ladder())
     std::fprintf(stderr, "grid: %d blocks x %d threads per block\n", launch.blocks, launch.threads_per_block);
   else

@@ -61,34 +61,20 @@ constexpr int kSteps = 4096;    // multiply-adds per chain
 
 // Each step is one IMAD (or one dp2a) per chain, fed by the chain's previous value and by
 // operands that depend on the thread and on `seed`: the compiler can neither fold nor hoist.
-__global__ void imad_chains(uint32_t seed, uint32_t* sink) {
+template <bool kDp2a>
+__global__ void multiply_add_chains(uint32_t seed, uint32_t* sink) {
   uint32_t acc[kChains];
   const uint32_t a = seed + threadIdx.x, b = seed ^ blockIdx.x;
 #pragma unroll
   for (int c = 0; c < kChains; ++c) acc[c] = a + uint32_t(c);
   for (int s = 0; s < kSteps; ++s) {
 #pragma unroll
-    for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * b + a;
+    for (int c = 0; c < kChains; ++c) acc[c] = kDp2a ? __dp2a_lo(acc[c], b, acc[c]) : acc[c] * b + a;
   }
   uint32_t r = 0;
 #pragma unroll
   for (int c = 0; c < kChains; ++c) r ^= acc[c];
   if (r == 0x12345678u) *sink = r;  // practically never: keeps the work alive
-}
-
-__global__ void dp2a_chains(uint32_t seed, uint32_t* sink) {
-  uint32_t acc[kChains];
-  const uint32_t a = seed + threadIdx.x, b = seed ^ blockIdx.x;
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) acc[c] = a + uint32_t(c);
-  for (int s = 0; s < kSteps; ++s) {
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) acc[c] = __dp2a_lo(acc[c], b, acc[c]);
-  }
-  uint32_t r = 0;
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) r ^= acc[c];
-  if (r == 0x12345678u) *sink = r;
 }
 
 template <class Kernel>
@@ -124,8 +110,8 @@ Status measure_peak(PeakRates* out) {
   p.sms = sms;
   p.clock_ghz = khz * 1e-6;
   p.imad_sheet_per_s = double(sms) * 64 * khz * 1e3;
-  PARVIS_TRY(gpu::time_chains(gpu::imad_chains, sms, &p.imad_per_s));
-  PARVIS_TRY(gpu::time_chains(gpu::dp2a_chains, sms, &p.dp2a_per_s));
+  PARVIS_TRY(gpu::time_chains(gpu::multiply_add_chains<false>, sms, &p.imad_per_s));
+  PARVIS_TRY(gpu::time_chains(gpu::multiply_add_chains<true>, sms, &p.dp2a_per_s));
   *out = p;
   return Status::Ok();
 }

@@ -49,23 +49,32 @@ Status run(const std::vector<Image>& layers, const Image& map, const TapSets& ta
 // global memory.
 Status upload_taps(const TapSets& taps, cuda::DeviceBuffer<int32_t>* d);
 
-// The contract's arithmetic for pixel (x, y) with one shared tap set (seq's loop,
-// reference_pixel): blur-v3 and cuda-naive.
-__device__ inline uint8_t tap_pixel(const uint8_t* img, const int32_t* set, int x, int y,
-                                    int width, int height, int radius) {
-  const int side = 2 * radius + 1;
-  uint32_t weighted = 0, weight = 0;
+// Calls fn(dx, dy, index of pixel (x + dx, y + dy)) for every offset of the (2R+1)^2 window
+// of pixel (x, y) that lies inside the width x height image: the walk of seq's loop.
+template <class Fn>
+__device__ inline void for_each_in_window(int x, int y, int width, int height, int radius, Fn fn) {
   for (int dy = -radius; dy <= radius; ++dy) {
     const int sy = y + dy;
     if (sy < 0 || sy >= height) continue;
     for (int dx = -radius; dx <= radius; ++dx) {
       const int sx = x + dx;
       if (sx < 0 || sx >= width) continue;
-      const uint32_t tap = uint32_t(set[(dy + radius) * side + dx + radius]);
-      weighted += tap * img[size_t(sy) * width + sx];
-      weight += tap;
+      fn(dx, dy, size_t(sy) * width + sx);
     }
   }
+}
+
+// The contract's arithmetic for pixel (x, y) with one shared tap set (seq's loop,
+// reference_pixel): blur-v3 and cuda-naive.
+__device__ inline uint8_t tap_pixel(const uint8_t* img, const int32_t* set, int x, int y,
+                                    int width, int height, int radius) {
+  const int side = 2 * radius + 1;
+  uint32_t weighted = 0, weight = 0;
+  for_each_in_window(x, y, width, height, radius, [&](int dx, int dy, size_t at) {
+    const uint32_t tap = uint32_t(set[(dy + radius) * side + dx + radius]);
+    weighted += tap * img[at];
+    weight += tap;
+  });
   return divide_round(weighted, weight);
 }
 

@@ -47,18 +47,12 @@ __device__ inline uint8_t gaussian_pixel(const uint8_t* img, const uint8_t* map,
   const Real sigma = sigma_max * Real(map[size_t(y) * width + x]) / Real(255);
   const Real scale = Real(-1) / (Real(2) * sigma * sigma);
   Real weighted = 0, weight = 0;
-  for (int dy = -radius; dy <= radius; ++dy) {
-    const int sy = y + dy;
-    if (sy < 0 || sy >= height) continue;
-    for (int dx = -radius; dx <= radius; ++dx) {
-      const int sx = x + dx;
-      if (sx < 0 || sx >= width) continue;
-      const Real e = Real(dx * dx + dy * dy) * scale;
-      const Real w = kFastExp ? Real(__expf(float(e))) : Real(exp(double(e)));
-      weighted += w * Real(img[size_t(sy) * width + sx]);
-      weight += w;
-    }
-  }
+  gpu::for_each_in_window(x, y, width, height, radius, [&](int dx, int dy, size_t at) {
+    const Real e = Real(dx * dx + dy * dy) * scale;
+    const Real w = kFastExp ? Real(__expf(float(e))) : Real(exp(double(e)));
+    weighted += w * Real(img[at]);
+    weight += w;
+  });
   return uint8_t(min(Real(255), floor(weighted / weight + Real(0.5))));
 }
 

@@ -32,19 +32,13 @@ __device__ inline uint8_t pixel(const uint8_t* img, const uint16_t* global, int 
                                 int width, int height, int radius, int k) {
   const int base = (v - 1) * cells(radius);
   uint32_t weighted = 0, weight = 0;
-  for (int dy = -radius; dy <= radius; ++dy) {
-    const int sy = y + dy;
-    if (sy < 0 || sy >= height) continue;
-    for (int dx = -radius; dx <= radius; ++dx) {
-      const int sx = x + dx;
-      if (sx < 0 || sx >= width) continue;
-      const int a = max(abs(dx), abs(dy)), b = min(abs(dx), abs(dy));
-      const int cell = a * (a + 1) / 2 + b;
-      const uint32_t tap = cell == 0 ? 1u << k : kConstant ? c_taps[base + cell] : global[base + cell];
-      weighted += tap * img[size_t(sy) * width + sx];
-      weight += tap;
-    }
-  }
+  gpu::for_each_in_window(x, y, width, height, radius, [&](int dx, int dy, size_t at) {
+    const int a = max(abs(dx), abs(dy)), b = min(abs(dx), abs(dy));
+    const int cell = a * (a + 1) / 2 + b;
+    const uint32_t tap = cell == 0 ? 1u << k : kConstant ? c_taps[base + cell] : global[base + cell];
+    weighted += tap * img[at];
+    weight += tap;
+  });
   return divide_round(weighted, weight);
 }
 
@@ -72,6 +66,33 @@ inline Status upload(const TapSets& taps, cuda::DeviceBuffer<uint16_t>* global, 
             " KB, constant memory holds 64 (R <= 14)";
   }
   return Status::Ok();
+}
+
+// apply() of V4 and V5: the octant table up (constant memory where it fits), the kernel that
+// reads it from there or from global memory, through ladder::run. Kernel(imgs, map, results,
+// width, height, layers, global table, radius, k).
+template <class Kernel>
+Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
+             std::vector<Image>* out, Timings* timings, Launch* launch, Kernel* from_constant,
+             Kernel* from_global, int default_threads) {
+  PARVIS_TRY(check_apply_inputs(layers, map, taps));
+  PARVIS_TRY(cuda::require_device());
+  cuda::DeviceBuffer<uint16_t> filters;
+  bool constant = false;
+  std::string note;
+  PARVIS_TRY(upload(taps, &filters, &constant, &note));
+  if (launch) launch->note = note;
+  Kernel* kernel = constant ? from_constant : from_global;
+  const uint64_t pixels = uint64_t(layers.size()) * uint64_t(map.width) * uint64_t(map.height);
+  return ladder::run(layers, map, taps, out, timings, launch, reinterpret_cast<const void*>(kernel),
+                     default_threads, pixels, 16,
+                     [&](const gpu::DeviceBatch& b, unsigned blocks, unsigned threads) {
+                       kernel<<<blocks, threads>>>(b.in.get(), b.map.get(), b.out.get(), b.width,
+                                                   b.height, b.layers, filters.get(), taps.radius,
+                                                   taps.k);
+                       CUDA_CHECK_LAUNCH();
+                       return Status::Ok();
+                     });
 }
 
 }  // namespace parvis::blur::octant

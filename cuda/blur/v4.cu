@@ -40,26 +40,8 @@ __global__ __launch_bounds__(1024) void bidimensional_convolution_v4(
 
 Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& taps,
              std::vector<Image>* out, Timings* timings, Launch* launch) {
-  PARVIS_TRY(check_apply_inputs(layers, map, taps));
-  PARVIS_TRY(cuda::require_device());
-  cuda::DeviceBuffer<uint16_t> filters;
-  bool constant = false;
-  std::string note;
-  PARVIS_TRY(octant::upload(taps, &filters, &constant, &note));
-  if (launch) launch->note = note;
-  const void* kernel = constant ? reinterpret_cast<const void*>(bidimensional_convolution_v4<true>)
-                                : reinterpret_cast<const void*>(bidimensional_convolution_v4<false>);
-  const uint64_t pixels = uint64_t(layers.size()) * uint64_t(map.width) * uint64_t(map.height);
-  return ladder::run(layers, map, taps, out, timings, launch, kernel, 32, pixels, 16,
-                     [&](const gpu::DeviceBatch& b, unsigned blocks, unsigned threads) {
-                       auto kernel = constant ? bidimensional_convolution_v4<true>
-                                              : bidimensional_convolution_v4<false>;
-                       kernel<<<blocks, threads>>>(b.in.get(), b.map.get(), b.out.get(), b.width,
-                                                   b.height, b.layers, filters.get(), taps.radius,
-                                                   taps.k);
-                       CUDA_CHECK_LAUNCH();
-                       return Status::Ok();
-                     });
+  return octant::apply(layers, map, taps, out, timings, launch, bidimensional_convolution_v4<true>,
+                       bidimensional_convolution_v4<false>, 32);
 }
 
 }  // namespace parvis::blur

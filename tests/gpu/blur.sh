@@ -8,7 +8,7 @@
 #      side (no blur kernel uses shared memory: nothing for racecheck)
 #   3. bench/run_blur.sh: the three workloads on every version (seq on the 1920x1080 one only:
 #      ~1 min per 4K workload) with the GPU's measured IMAD and dp2a rates, then the ladder's
-#      threads-per-block sweep (32 … 1024) on the 4K radial and noise workloads
+#      threads-per-block sweep (32 … 1024) on the 4K radial workload (and V4, V5 on the noise one)
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -39,8 +39,11 @@ wait
 VERSIONS="seq" bench/run_blur.sh --workload 1920x1080x32-s2-radial >"$LOG/bench-blur-seq.txt" 2>&1
 VERSIONS="simd omp $ladder cuda-naive cuda-opt" bench/run_blur.sh --seconds 0.5 >"$LOG/bench-blur.txt" 2>"$LOG/bench-blur.err"
 echo "bench blur: exit $?"
-for w in 3840x2160x8-s4-radial 3840x2160x8-s4-noise; do
-  VERSIONS="$ladder" bench/run_blur.sh --workload $w --tpb 32,64,128,256,512,1024 --max-reps 3 --seconds 0 \
-    >"$LOG/bench-blur-tpb-$w.txt" 2>&1
-  echo "bench blur tpb $w: exit $?"
-done
+# The sweep: every step on the radial map; on the noise map only the steps with constant memory.
+sweep=32,64,128,256,512,1024
+VERSIONS="$ladder" bench/run_blur.sh --workload 3840x2160x8-s4-radial --tpb $sweep --max-reps 3 --seconds 0 \
+  >"$LOG/bench-blur-tpb-radial.txt" 2>&1
+echo "bench blur tpb radial: exit $?"
+VERSIONS="blur-v4 blur-v5" bench/run_blur.sh --workload 3840x2160x8-s4-noise --tpb $sweep --max-reps 3 --seconds 0 \
+  >"$LOG/bench-blur-tpb-noise.txt" 2>&1
+echo "bench blur tpb noise: exit $?"

@@ -24,6 +24,7 @@ void print_help() {
       "  ./main filter IN OUT --kernel identity|sharpen|edge|gaussian|box|unsharp [--size 3|5]\n"
       "               [--border zero|replicate|reflect101]\n"
       "  ./main blur IN... OUT... [--map MAP.png | --radial] [--sigma-max S]\n"
+      "  ./main BLOCKS IMGS SAVE  seed 002's form: blur IMGS generated layers (see ./main 1 1 0 --help)\n"
       "  ./main integral IN | --random WxH [--type auto|u32|u64|f64] [--squared] [--out X.npy]\n"
       "  ./main video IN.y4m|- TEMPLATE [--out annotated.y4m] [--csv|--json]\n"
       "  ./main bench OP ...       benchmarks (./main bench --help)\n"
@@ -43,6 +44,7 @@ struct BenchEntry {
 };
 const BenchEntry kBenches[] = {
     {"match", bench_match},
+    {"blur", bench_blur},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"
@@ -105,6 +107,7 @@ int dispatch(int argc, char** argv) {
     return kExitOk;
   }
   if (cmd == "bench") return run_bench(argc - 1, argv + 1);
+  if (is_blur_seed_form(argv[1])) return cli_blur_seed(argc, argv);
   return report_failure(Status::usage("unknown command '" + cmd + "' (see ./main --help)"));
 }
 

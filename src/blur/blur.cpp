@@ -26,6 +26,7 @@ Status make_tap_sets(double sigma_max, TapSets* out) {
   while (window * 255 * (int64_t(1) << k) >= (int64_t(1) << 31)) --k;
   const double one = std::ldexp(1.0, k);
 
+  ts.k = k;
   ts.taps.resize(size_t(255) * size_t(window));
   for (int v = 1; v <= 255; ++v) {
     const double sigma = sigma_max * v / 255;
@@ -38,6 +39,58 @@ Status make_tap_sets(double sigma_max, TapSets* out) {
   }
   *out = std::move(ts);
   return Status::Ok();
+}
+
+void make_weight_table(const TapSets& taps, WeightTable* out) {
+  const int s = taps.side, n = s + 1;
+  out->side = s;
+  out->prefix.assign(size_t(255) * size_t(n) * size_t(n), 0);
+  for (int v = 1; v <= 255; ++v) {
+    const int32_t* t = taps.set(v);
+    uint32_t* p = out->prefix.data() + size_t(v - 1) * size_t(n) * size_t(n);
+    for (int y = 0; y < s; ++y)
+      for (int x = 0; x < s; ++x)
+        p[(y + 1) * n + x + 1] = uint32_t(t[y * s + x]) + p[y * n + x + 1] + p[(y + 1) * n + x] - p[y * n + x];
+  }
+}
+
+uint8_t reference_pixel(const Image& layer, const Image& map, const TapSets& taps, int x, int y) {
+  const int v = map.at(x, y)[0];
+  if (v == 0) return layer.at(x, y)[0];  // sharp: the pixel itself
+  const int radius = taps.radius;
+  const int32_t* set = taps.set(v);
+  uint32_t weighted = 0, weight = 0;  // < 2^31 by construction of the taps
+  for (int dy = -radius; dy <= radius; ++dy) {
+    const int sy = y + dy;
+    if (sy < 0 || sy >= layer.height) continue;
+    for (int dx = -radius; dx <= radius; ++dx) {
+      const int sx = x + dx;
+      if (sx < 0 || sx >= layer.width) continue;
+      const uint32_t tap = uint32_t(set[(dy + radius) * taps.side + (dx + radius)]);
+      weighted += tap * layer.at(sx, sy)[0];
+      weight += tap;
+    }
+  }
+  return divide_round(weighted, weight);
+}
+
+Image noise_image(int width, int height, uint64_t seed) {
+  Image img;
+  image_alloc(width, height, 1, &img);
+  uint64_t state = seed;
+  for (size_t i = 0; i < img.pixels.size(); i += 8) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (size_t j = 0; j < 8 && i + j < img.pixels.size(); ++j) img.pixels[i + j] = uint8_t(z >> (8 * j));
+  }
+  return img;
+}
+
+int rounding_tolerance() {
+  const std::string v = kVersionName;
+  return v == "blur-v1" || v == "blur-v2" ? 1 : 0;
 }
 
 Status check_apply_inputs(const std::vector<Image>& layers, const Image& map, const TapSets& taps) {

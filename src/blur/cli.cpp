@@ -82,8 +82,9 @@ int cli_blur(int argc, char** argv) {
 
   std::vector<Image> blurred;
   Timings timings;
+  blur::Launch launch;
   const double t0 = now_ms();
-  s = blur::apply(layers, map, taps, &blurred, &timings);
+  s = blur::apply(layers, map, taps, &blurred, &timings, &launch);
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
 
@@ -132,6 +133,7 @@ int cli_blur(int argc, char** argv) {
                 (unsigned long long)(uint64_t(map.width) * uint64_t(map.height)), taps.sigma_max,
                 taps.side, taps.side);
   }
+  if (!launch.note.empty()) std::fprintf(stderr, "%s: %s\n", kVersionName, launch.note.c_str());
   print_timings("blur", total, timings);
   return kExitOk;
 }

@@ -3,7 +3,7 @@
 
 namespace parvis::blur {
 Status apply(const std::vector<Image>&, const Image&, const TapSets&, std::vector<Image>*,
-             Timings*) {
+             Timings*, Launch*) {
   return Status::not_implemented("blur");
 }
 }  // namespace parvis::blur

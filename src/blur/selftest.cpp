@@ -1,5 +1,8 @@
 // Blur selftest: the shared tap sets, rounding and radial map, then hand-checked pixels
 // run through the linked version's blur::apply.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "blur/blur.hpp"
@@ -120,11 +123,59 @@ void blurs(SelftestReport& r) {
   }
 }
 
+// This version's apply() against the contract's reference_pixel on noise: sizes that clip
+// windows on every side and cut tiles short, sigma_max with k = 16 (split taps), 15, 13 and 9,
+// radial and noise maps (with zeros), 1 to 9 layers. Bit for bit, or within the version's
+// rounding tolerance (blur-v1/v2: +-1 on at most 2 % of the pixels).
+void against_reference(SelftestReport& r) {
+  struct Case {
+    int width, height, layers;
+    double sigma_max;
+    bool noise_map;
+  };
+  const Case cases[] = {{1, 1, 1, 0.5, false}, {2, 3, 3, 4, true},   {37, 29, 9, 1.5, true},
+                        {70, 33, 3, 4, false}, {23, 17, 1, 16, true}, {130, 5, 2, 2, true}};
+  const int tolerance = blur::rounding_tolerance();
+  for (const Case& c : cases) {
+    const std::string name = "blur against the reference " + std::to_string(c.width) + "x" +
+                             std::to_string(c.height) + " x" + std::to_string(c.layers) +
+                             " sigma_max " + std::to_string(c.sigma_max).substr(0, 4) +
+                             (c.noise_map ? " noise map" : " radial map");
+    blur::TapSets taps;
+    blur::make_tap_sets(c.sigma_max, &taps);
+    std::vector<Image> layers;
+    for (int l = 0; l < c.layers; ++l) layers.push_back(noise_layer(c.width, c.height, uint32_t(100 + l)));
+    Image map;
+    if (c.noise_map) {
+      map = noise_layer(c.width, c.height, 7);
+      for (size_t i = 0; i < map.pixels.size(); i += 5) map.pixels[i] = 0;  // some sharp pixels
+    } else {
+      blur::radial_map(c.width, c.height, &map);
+    }
+    std::vector<Image> out;
+    if (!r.expect_ok(name, blur::apply(layers, map, taps, &out, nullptr))) continue;
+    int worst = 0;
+    size_t differ = 0, total = 0;
+    for (int l = 0; l < c.layers; ++l)
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x, ++total) {
+          const int d = std::abs(int(out[size_t(l)].at(x, y)[0]) -
+                                 int(blur::reference_pixel(layers[size_t(l)], map, taps, x, y)));
+          differ += d != 0;
+          worst = std::max(worst, d);
+        }
+    r.check(name, worst <= tolerance && double(differ) <= std::ceil(0.02 * double(total)),
+            std::to_string(differ) + " of " + std::to_string(total) + " pixels differ, max " +
+                std::to_string(worst));
+  }
+}
+
 }  // namespace
 
 void selftest_blur(SelftestReport& r) {
   shared_parts(r);
   blurs(r);
+  against_reference(r);
 }
 
 }  // namespace parvis

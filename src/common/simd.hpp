@@ -108,6 +108,16 @@ struct Ops {
   template <int N> static inline V srli32(V a) { return _mm_srli_epi32(a, N); }
   template <int N> static inline V srai32(V a) { return _mm_srai_epi32(a, N); }
   template <int N> static inline V slli32(V a) { return _mm_slli_epi32(a, N); }
+  // kBytes / 2 bytes from p, zero-extended to u16 lanes.
+  static inline V load_u8_16(const void* p) {
+    return _mm_unpacklo_epi8(_mm_loadl_epi64(static_cast<const __m128i*>(p)), _mm_setzero_si128());
+  }
+  // The sum of the i32 lanes (wrapping).
+  static inline int32_t hsum32(V a) {
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(1, 0, 3, 2)));
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(a);
+  }
 };
 }  // namespace sse2
 #endif
@@ -148,6 +158,15 @@ struct Ops {
   template <int N> static inline V srli32(V a) { return _mm256_srli_epi32(a, N); }
   template <int N> static inline V srai32(V a) { return _mm256_srai_epi32(a, N); }
   template <int N> static inline V slli32(V a) { return _mm256_slli_epi32(a, N); }
+  static inline V load_u8_16(const void* p) {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  }
+  static inline int32_t hsum32(V a) {
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(h);
+  }
 };
 }  // namespace parvis::simd::avx2
 PARVIS_AVX2_END

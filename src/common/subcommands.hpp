@@ -16,6 +16,11 @@ int cli_blur(int argc, char** argv);
 int cli_integral(int argc, char** argv);
 int cli_video(int argc, char** argv);
 int bench_match(int argc, char** argv);  // ./main bench match ...
+int bench_blur(int argc, char** argv);   // ./main bench blur ...
+// Seed 002's command form, ./main <number of blocks> <number of imgs> <save data> (argv[0] is
+// the program): taken when the first argument is a number.
+bool is_blur_seed_form(const char* first_argument);
+int cli_blur_seed(int argc, char** argv);
 
 // What this executable computes on: "cpu" or the CUDA device's name. A CUDA version
 // with no usable device returns a runtime error (exit 3). Defined per kind of version.

@@ -41,6 +41,7 @@ struct BenchEntry {
 };
 const BenchEntry kBenches[] = {
     {"match", bench_match},
+    {"filter", bench_filter},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"

@@ -75,8 +75,8 @@ Status parse_border(const std::string& name, Border* out);
 const char* border_name(Border b);
 
 // `in` is grey or RGB (filtered per channel); `out` gets the same shape. Defined by each version
-// (the CUDA versions through apply_prepared). The variant is the version's default, or the one
-// named by PARVIS_FILTER_VARIANT (tests run every variant through the CLI this way).
+// (through apply_prepared). The variant is the version's default, or the one named by
+// PARVIS_FILTER_VARIANT where the version has it (tests run every variant through the CLI so).
 Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings);
 
 // ---- a prepared filter: for the bench and for repeated frames of one shape ---------------------
@@ -111,7 +111,8 @@ Status filter_download(Filter* f, Image* out, Timings* timings);
 std::string filter_describe(const Filter* f);
 
 // ---- shared host helpers (filter.cpp) ------------------------------------------------------------
-// The tuning PARVIS_FILTER_VARIANT asks for ("" when unset).
+// The tuning PARVIS_FILTER_VARIANT asks for, when this version has a variant of that name ("",
+// the default, otherwise).
 Tuning default_tuning();
 // `name` checked against variant_names(): its index, or a usage error listing them.
 Status find_variant(const std::string& name, int* index);

@@ -14,40 +14,47 @@ namespace parvis::filter::cuda_filter {
 using cuda::DeviceBuffer;
 using cuda::PinnedBuffer;
 
-// round_clamp(sum, d) (filter.hpp) with the division done by a multiply-high where the host found
-// an exact magic number for every t that can reach it (make_divider): t = max(sum + d/2, 0) is
-// first capped at 255 d, where the quotient reaches 255 anyway.
+// round_clamp(sum, d) (filter.hpp) without a division and without branches, where the host found
+// a magic number exact for every value that can reach it (make_divider; every d < 2^23):
+//   t = min(max(sum + half, lo), cap),  q = umulhi(t, magic) >> shift.
+// For d >= 2: half = d/2, lo = 0, cap = 255 d (the quotient reaches 255 there anyway). For d = 1
+// every value is shifted up by one, half = lo = 1, cap = 256, magic = 2^32 - 1: umulhi(t, 2^32 - 1)
+// = t - 1 for 1 <= t <= 256. Otherwise (`exact` false) a plain division.
 struct DeviceDivider {
-  int32_t half = 0;     // d / 2
-  int32_t cap = 0;      // 255 d (mode 1)
-  int32_t divisor = 1;  // mode 2
+  int32_t half = 0, lo = 0, cap = 0;
   uint32_t magic = 0;
   int shift = 0;
-  int mode = 0;  // 0: d == 1; 1: umulhi(t, magic) >> shift; 2: t / d
+  bool exact = false;
+  int32_t divisor = 1;
 };
 
 inline DeviceDivider make_device_divider(int32_t d) {
   DeviceDivider v;
-  v.half = d / 2;
   v.divisor = d;
-  if (d == 1) return v;
+  v.half = d / 2;
   Divider div;
-  if (int64_t(d) * 255 < (int64_t(1) << 31) && make_divider(d, int64_t(d) * 255, 32, &div)) {
-    v.mode = 1;
+  if (d == 1) {
+    v.half = v.lo = 1;
+    v.cap = 256;
+    v.magic = 0xFFFFFFFFu;
+    v.exact = true;
+  } else if (int64_t(d) * 255 < (int64_t(1) << 31) && make_divider(d, int64_t(d) * 255, 32, &div)) {
     v.cap = d * 255;
     v.magic = div.magic;
     v.shift = div.shift;
-  } else {
-    v.mode = 2;
+    v.exact = true;
   }
   return v;
 }
 
+// The magic-number finish (DeviceDivider::exact).
+__device__ __forceinline__ uint32_t finish_exact(int32_t sum, const DeviceDivider& v) {
+  return __umulhi(uint32_t(min(max(sum + v.half, v.lo), v.cap)), v.magic) >> v.shift;
+}
+
 __device__ __forceinline__ uint32_t finish(int32_t sum, const DeviceDivider& v) {
-  const int32_t t = max(sum + v.half, 0);
-  if (v.mode == 0) return uint32_t(min(t, 255));
-  if (v.mode == 1) return __umulhi(uint32_t(min(t, v.cap)), v.magic) >> v.shift;
-  return uint32_t(min(t / v.divisor, 255));
+  if (v.exact) return finish_exact(sum, v);
+  return uint32_t(min(max(sum + v.half, 0) / v.divisor, 255));
 }
 
 // The image pair on the GPU and the copies to and from it.

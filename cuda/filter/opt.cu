@@ -25,12 +25,14 @@
 //    output row at K = 5). Taps outside s8 are split in two digit planes t = lo + 256 hi (lo, hi
 //    in s8, |t| <= 32767: unsharp 5x5's centre 476): one more MMA per row and plane, summed
 //    exactly as acc_lo + 256 acc_hi. Products and sums are exact in s32 (|sum| <= 2^30 by
-//    check_kernel); the finish is round_clamp with a multiply-high by a magic number checked
-//    exact on the host for every value that can reach it (DeviceDivider).
+//    check_kernel); the finish is round_clamp without branches: two clamps and a multiply-high by
+//    a magic number checked exact on the host for every value that can reach it (DeviceDivider;
+//    divisors below 2^23).
 // 2. convolve_mma_any: the same for any kernel size (1..15) and span (up to two k-chunks of
 //    32 bytes), one output row per warp, fragments read from global memory (L1-cached).
-// 3. convolve_direct (CUDA cores; sm_75, taps beyond s16, PARVIS_FILTER_VARIANT=direct): one
-//    thread per 4 output bytes, int32 IMADs, taps in constant memory, 32-bit loads.
+// 3. convolve_direct (CUDA cores; sm_75, taps beyond two planes, divisors >= 2^23,
+//    PARVIS_FILTER_VARIANT=direct): one thread per 4 output bytes, int32 IMADs, taps in constant
+//    memory, 32-bit loads.
 // Borders (all three) are applied where bytes are loaded: a word that lies inside the row is one
 // aligned load, one that crosses the row's ends is gathered byte by byte through border_index; a
 // row outside the image under the zero border is a zero B operand. Images live on the GPU with
@@ -121,15 +123,15 @@ __device__ __forceinline__ void mma_s8u8(int (&d)[4], const uint4& a, uint32_t b
 #endif
 }
 
-// Finishes the 4 sums of a lane (D fragment: rows g, g + 8 = outputs 2g, 2g + 1 of segments
+// Finishes (DeviceDivider::exact) the 4 sums of a lane (D fragment: rows g, g + 8 = outputs 2g, 2g + 1 of segments
 // 2t, 2t + 1) and stores 4 adjacent bytes per lane: one shuffle with the lane of the neighbour
 // group (lane ^ 4) swaps a pair, so even groups hold bytes 2g..2g+3 of segment 2t and odd groups
 // bytes 2g-2..2g+1 of segment 2t+1. All lanes must call it (the shuffle).
 __device__ __forceinline__ void store_unit_row(const int (&sum)[4], int y, int x0, int lane,
                                                const Geometry& g, const DeviceDivider& dv) {
   const int group = lane >> 2, t = lane & 3;
-  const uint32_t q0 = cuda_filter::finish(sum[0], dv), q1 = cuda_filter::finish(sum[1], dv);
-  const uint32_t q2 = cuda_filter::finish(sum[2], dv), q3 = cuda_filter::finish(sum[3], dv);
+  const uint32_t q0 = cuda_filter::finish_exact(sum[0], dv), q1 = cuda_filter::finish_exact(sum[1], dv);
+  const uint32_t q2 = cuda_filter::finish_exact(sum[2], dv), q3 = cuda_filter::finish_exact(sum[3], dv);
   const uint32_t pair_even_seg = q0 | q2 << 8;  // segment 2t, bytes 2g, 2g + 1
   const uint32_t pair_odd_seg = q1 | q3 << 8;   // segment 2t + 1
   const bool odd = group & 1;
@@ -363,6 +365,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   bool mma = name != "direct";
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
   else if (!two_planes) f->why = "taps beyond two s8 digit planes (|tap| > 32639)";
+  else if (!f->divider.exact) f->why = "a divisor without a 32-bit magic number (>= 2^23)";
   if (!f->why.empty()) {
     if (name == "mma") return Status::bad_input("filter variant mma: " + f->why);
     mma = false;

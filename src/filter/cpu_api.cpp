@@ -68,7 +68,9 @@ Status filter_download(Filter* f, Image* out, Timings* timings) {
   return Status::Ok();
 }
 
-std::string filter_describe(const Filter* f) { return variant_names()[size_t(f->variant)]; }
+std::string filter_describe(const Filter* f) {
+  return cpu::describe(f->kernel, f->border, f->width, f->height, f->channels, f->variant);
+}
 
 Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
   return apply_prepared(in, kernel, border, out, timings);

@@ -10,4 +10,8 @@ namespace parvis::filter::cpu {
 // index into variant_names(); `kernel` has passed check_kernel.
 Status convolve(const Image& in, const Kernel& kernel, Border border, int variant, Image* out);
 
+// What convolve runs for this kernel and shape, e.g. "auto: sep16/avx2" (filter_describe).
+std::string describe(const Kernel& kernel, Border border, int width, int height, int channels,
+                     int variant);
+
 }  // namespace parvis::filter::cpu

@@ -85,6 +85,7 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
   p.radius = kernel.size / 2;
   p.border = border;
   p.divisor = kernel.divisor;
+  p.variant = variant;
   p.stream = size_t(width) * size_t(height) * size_t(channels) >= kStreamBytes;
   const std::string& name = vector_variant_names()[size_t(variant)];
   p.isa = name == "scalar" ? simd::Isa::Scalar : simd::best_isa();
@@ -135,9 +136,10 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
 }
 
 std::string describe(const Plan& p) {
+  const std::string& variant = vector_variant_names()[size_t(p.variant)];
   const char* path = p.path == Path::Vec16 ? "vec16" : p.path == Path::Sep16 ? "sep16"
                      : p.path == Path::Vec32 ? "vec32" : "scalar";
-  return std::string(path) + (p.path == Path::Scalar ? "" : std::string("/") + simd::isa_name(p.isa));
+  return variant + ": " + path + (p.path == Path::Scalar ? "" : std::string("/") + simd::isa_name(p.isa));
 }
 
 namespace {

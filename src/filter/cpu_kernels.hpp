@@ -73,6 +73,7 @@ struct Plan {
   Border border = Border::Zero;
   int32_t divisor = 1;
   Path path = Path::Scalar;
+  int variant = 0;  // index into vector_variant_names()
   simd::Isa isa = simd::Isa::Scalar;
   bool stream = false;  // large outputs: non-temporal stores
   std::vector<TapRef> taps;        // 2-D paths, in group order (scalar: every non-zero tap)
@@ -92,7 +93,7 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
                int variant);
 // Filters output rows [y0, y1) of `out` (same shape as `in`). Disjoint ranges may run at once.
 void convolve_rows(const Plan& plan, const Image& in, Image* out, int y0, int y1);
-// What make_plan chose, e.g. "sep16/avx2".
+// The variant and what make_plan chose for it, e.g. "auto: sep16/avx2".
 std::string describe(const Plan& plan);
 
 }  // namespace parvis::filter::cpu

@@ -8,6 +8,8 @@ namespace parvis::filter {
 
 std::vector<std::string> variant_names() { return {"loops"}; }
 
+std::string cpu::describe(const Kernel&, Border, int, int, int, int) { return "loops"; }
+
 Status cpu::convolve(const Image& in, const Kernel& kernel, Border border, int, Image* res) {
   const int radius = kernel.size / 2;
   for (int y = 0; y < in.height; ++y) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "filter/cpu_kernels.hpp"
@@ -29,7 +31,7 @@ PARVIS_AVX2_END
 namespace parvis::filter::cpu {
 
 const std::vector<std::string>& vector_variant_names() {
-  static const std::vector<std::string> names = {"auto", "2d", "sse2", "scalar"};
+  static const std::vector<std::string> names = {"auto", "2d", "generic", "sse2", "scalar"};
   return names;
 }
 
@@ -73,6 +75,25 @@ bool make_finish16(int64_t lo, int64_t hi, int32_t d, Finish16* f) {
   return true;
 }
 
+// Symmetric under the 8 mirrors and rotations of the square: tap(y, x) = tap(x, y) =
+// tap(K-1-y, x).
+bool d4_symmetric(const Kernel& k) {
+  const int n = k.size;
+  auto tap = [&](int y, int x) { return k.taps[size_t(y) * n + x]; };
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x)
+      if (tap(y, x) != tap(x, y) || tap(y, x) != tap(n - 1 - y, x)) return false;
+  return true;
+}
+
+bool symmetric(const std::vector<int32_t>& v) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] != v[v.size() - 1 - i]) return false;
+  return true;
+}
+
+bool fits_i16(int32_t t) { return t >= -32768 && t <= 32767; }
+
 }  // namespace
 
 Plan make_plan(const Kernel& kernel, Border border, int width, int height, int channels,
@@ -97,8 +118,15 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
       all.push_back(TapRef{ky, (kx - p.radius) * channels, kernel.taps[size_t(ky) * p.size + kx]});
   int64_t lo = 0, hi = 0;
   sum_range(kernel, &lo, &hi);
-  bool fits_i16 = true;
-  for (int32_t t : kernel.taps) fits_i16 = fits_i16 && t >= -32768 && t <= 32767;
+  bool all_i16 = true;
+  for (int32_t t : kernel.taps) all_i16 = all_i16 && fits_i16(t);
+  const bool shape = name != "generic" && (p.size == 3 || p.size == 5) &&
+                     (channels == 1 || channels == 3) && all_i16;
+  const bool d4 = shape && d4_symmetric(kernel);
+  if (d4)
+    for (int b = 0; b <= p.radius; ++b)
+      for (int a = 0; a <= b; ++a)
+        p.d4_taps[b * (b + 1) / 2 + a] = int16_t(kernel.taps[size_t(p.radius + a) * p.size + p.radius + b]);
   const int32_t d = kernel.divisor;
   const bool d_pow2 = (d & (d - 1)) == 0;
 
@@ -106,6 +134,13 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
   if (p.isa != simd::Isa::Scalar && make_finish16(lo, hi, d, &p.f16)) {
     if (name != "2d" && separate(kernel, &col, &row)) {
       p.path = Path::Sep16;
+      p.fixed = shape && symmetric(col) && symmetric(row) && fits_i16(col[size_t(p.radius)]) &&
+                fits_i16(row[size_t(p.radius)]);
+      for (int d = 0; d <= p.radius && p.fixed; ++d) {
+        p.fixed = fits_i16(col[size_t(p.radius + d)]) && fits_i16(row[size_t(p.radius + d)]);
+        p.vtap[d] = int16_t(col[size_t(p.radius + d)]);
+        p.htap[d] = int16_t(row[size_t(p.radius + d)]);
+      }
       std::vector<TapRef> v, h;
       for (int k = 0; k < p.size; ++k) {
         v.push_back(TapRef{k, 0, col[size_t(k)]});
@@ -117,8 +152,9 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
       p.path = Path::Vec16;
       group_taps(all, 1 << 20, &p.taps, &p.groups);
     }
-  } else if (p.isa != simd::Isa::Scalar && fits_i16 && (d_pow2 || d < 65536)) {
+  } else if (p.isa != simd::Isa::Scalar && all_i16 && (d_pow2 || d < 65536)) {
     p.path = Path::Vec32;
+    p.fixed = d4;
     group_taps(all, 128, &p.taps, &p.groups);
     p.f32.half = d / 2;
     p.f32.pow2_shift = -1;
@@ -139,7 +175,8 @@ std::string describe(const Plan& p) {
   const std::string& variant = vector_variant_names()[size_t(p.variant)];
   const char* path = p.path == Path::Vec16 ? "vec16" : p.path == Path::Sep16 ? "sep16"
                      : p.path == Path::Vec32 ? "vec32" : "scalar";
-  return variant + ": " + path + (p.path == Path::Scalar ? "" : std::string("/") + simd::isa_name(p.isa));
+  return variant + ": " + path + (p.fixed ? "-k" + std::to_string(p.size) : std::string()) +
+         (p.path == Path::Scalar ? "" : std::string("/") + simd::isa_name(p.isa));
 }
 
 namespace {
@@ -225,7 +262,8 @@ void convolve_rows(const Plan& p, const Image& in, Image* out, int y0, int y1) {
   if (y0 >= y1) return;
   RowCache cache(p, in);
   const int n = p.width * p.channels, margin = cache.margin();
-  std::vector<const uint8_t*> rows(size_t(p.size)), ptrs(p.taps.size()), vrows(p.vtaps.size());
+  std::vector<const uint8_t*> rows(size_t(p.size)), prows(size_t(p.size)), ptrs(p.taps.size()),
+      vrows(p.vtaps.size());
   std::vector<uint16_t> vtile;
   if (p.path == Path::Sep16) vtile.assign(size_t(kSepTile + 2 * margin + kSlack), 0);
   const bool avx2 = p.isa == simd::Isa::Avx2;
@@ -244,11 +282,21 @@ void convolve_rows(const Plan& p, const Image& in, Image* out, int y0, int y1) {
         else sse2::row16(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f16, dst, n, p.stream);
         break;
       case Path::Vec32:
-        if (avx2) avx2::row32(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f32, dst, n, p.stream);
+        if (p.fixed)
+          (avx2 ? avx2::pick_shape<avx2::PickD4Row32>(p.size, p.channels)
+                : sse2::pick_shape<sse2::PickD4Row32>(p.size, p.channels))(rows.data(), p.d4_taps, p.f32, dst, n, p.stream);
+        else if (avx2) avx2::row32(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f32, dst, n, p.stream);
         else sse2::row32(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f32, dst, n, p.stream);
         break;
       case Path::Sep16: {
         // The vertical pass covers the margins too: they hold the border's pixels already.
+        if (p.fixed) {
+          for (int ky = 0; ky < p.size; ++ky) prows[size_t(ky)] = rows[size_t(ky)] - margin;
+          (avx2 ? avx2::pick_shape<avx2::PickSymSep16>(p.size, p.channels)
+                : sse2::pick_shape<sse2::PickSymSep16>(p.size, p.channels))(
+              prows.data(), p.vtap, p.htap, p.f16, margin, vtile.data(), dst, n, p.stream);
+          break;
+        }
         for (size_t t = 0; t < p.vtaps.size(); ++t) vrows[t] = rows[size_t(p.vtaps[t].row)] - margin;
         auto* sep = avx2 ? &avx2::sep_row16 : &sse2::sep_row16;
         sep(p.vgroups.data(), int(p.vgroups.size()), vrows.data(), int(vrows.size()),

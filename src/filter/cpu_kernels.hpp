@@ -22,6 +22,10 @@
 //    signed then unsigned saturating packs (negative -> 0, > 255 -> 255); other d < 2^16: clamp t to
 //    [0, 256 d] in float (exact: both ends < 2^24) and an IEEE division, whose correctly rounded
 //    quotient truncates to floor(t / d) exactly for t < 2^24.
+//  - compile-time shapes: for K = 3, 5 and C = 1, 3, sep16 of symmetric kernels (gaussian, box:
+//    1.3-1.6x faster than the run-time loops) and vec32 of kernels symmetric under the square's 8
+//    mirrors and rotations (unsharp 5x5: 1.2x) also exist with every offset a constant: no loops
+//    over taps or pointers at run time.
 //  - scalar: everything else (taps beyond i16, divisors >= 2^16 that are not powers of two,
 //    PARVIS_SIMD=scalar, non-x86): int32 sums and round_clamp per byte.
 #pragma once
@@ -82,10 +86,17 @@ struct Plan {
   std::vector<TapGroup> vgroups, hgroups;
   Finish16 f16{};
   Finish32 f32{};
+  // Compile-time shapes (K = 3 or 5, C = 1 or 3; every bank kernel): vec32 for kernels symmetric
+  // under the square's mirrors and rotations takes d4_taps[orbit]; sep16 for symmetric rank-1
+  // kernels takes vtap[d], htap[d] (the taps at distance d from the centre).
+  bool fixed = false;
+  int16_t d4_taps[6] = {};
+  int16_t vtap[3] = {}, htap[3] = {};
 };
 
 // The names of the simd/omp variants, in Tuning::variant order: "auto" (the widest ISA, sep16
-// where it applies), "2d" (no separable passes), "sse2", "scalar".
+// where it applies, compile-time shapes where they apply), "2d" (no separable passes), "generic"
+// (no compile-time shapes), "sse2", "scalar".
 const std::vector<std::string>& vector_variant_names();
 
 // The plan for `kernel` (passed check_kernel) on images of this shape.

@@ -91,7 +91,7 @@ struct Tuning {
 };
 
 // The kernels or code paths this version can run, the default first (seq: "loops"; simd and omp:
-// "auto", "2d", "sse2", "scalar"; cuda-naive: the seed's "nonvec" and "vec"; cuda-opt: "auto",
+// "auto", "2d", "generic", "sse2", "scalar"; cuda-naive: the seed's "nonvec" and "vec"; cuda-opt: "auto",
 // "mma", "direct"). Defined by each version.
 std::vector<std::string> variant_names();
 

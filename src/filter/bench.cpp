@@ -15,12 +15,15 @@
 //   version workload method threads median_ms reps checksum path
 // workload "filter:WxH-rgb|grey"; method "<kernel><size>-<border>" (e.g. gaussian5-zero);
 // checksum: FNV-1a 64 of the output rows, so run_filter.sh can check that every version agrees.
+// CPU versions add a "copy" line per resolution: the image copied into another (memcpy, rows split
+// over the same threads), the memory floor measured in the same run.
 // CUDA versions add "<method>/upload" and "<method>/download" (threads "gpu"), and the seed's
 // threads-per-block sweep: "<method>/<variant>" with threads = the block size, for every variant
 // (cuda-naive: nonvec and vec; cuda-opt: its paths) on the --sweep-kernels.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -138,6 +141,33 @@ Status time_compute(filter::Filter* f, const Options& o, double* median_ms, size
   return Status::Ok();
 }
 
+// The floor of a CPU version in this run: the image copied into another one (rows split over
+// `threads` threads, as omp splits the filter), median of repeated copies.
+double copy_floor_ms(const Image& img, int threads, const Options& o, size_t* reps) {
+  Image out;
+  image_alloc(img.width, img.height, img.channels, &out);
+  auto copy = [&] {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const int y0 = int(int64_t(img.height) * t / threads), y1 = int(int64_t(img.height) * (t + 1) / threads);
+        if (y1 > y0)
+          std::memcpy(out.row(y0), img.row(y0), size_t(y1 - y0) * out.stride);
+      });
+    for (std::thread& th : pool) th.join();
+  };
+  copy();
+  std::vector<double> times;
+  const double start = now_ms();
+  while (int(times.size()) < o.max_reps && (times.size() < 3 || now_ms() - start < o.seconds * 1000.0)) {
+    const double t0 = now_ms();
+    copy();
+    times.push_back(now_ms() - t0);
+  }
+  *reps = times.size();
+  return median_of(times);
+}
+
 }  // namespace
 
 int bench_filter(int argc, char** argv) {
@@ -218,6 +248,14 @@ int bench_filter(int argc, char** argv) {
     if (!save_dir.empty()) {
       s = image_write(save_dir + "/" + dims + (gray ? ".pgm" : ".ppm"), img);
       if (!s.ok()) return report_failure(s);
+    }
+    if (!gpu) {  // the copy floor of this image, same threads, same run
+      const int n = threads == "1" ? 1 : std::max(1, std::atoi(threads.c_str()));
+      size_t reps = 0;
+      const double ms = copy_floor_ms(img, n, o, &reps);
+      std::printf("%s %s copy %s %.4f %zu - memcpy of the image (the floor)\n", kVersionName,
+                  workload.c_str(), threads.c_str(), ms, reps);
+      std::fflush(stdout);
     }
     for (const std::string& kname : kernels) {
       for (int size : sizes) {

@@ -21,6 +21,14 @@ def _save(fig, out_dir, name, paths):
     paths.append(path)
 
 
+def _mean_by(rows, key):
+    """{key(row): mean ms} as sorted (x, mean) pairs."""
+    by = {}
+    for r in rows:
+        by.setdefault(key(r), []).append(r["ms"])
+    return sorted((x, statistics.mean(v)) for x, v in by.items())
+
+
 def draw(rows, out_dir, plt):
     paths = []
     for machine in sorted({r["machine"] for r in rows}):
@@ -56,12 +64,8 @@ def draw(rows, out_dir, plt):
         if omp:
             fig, ax = plt.subplots(figsize=(7, 4.5))
             for wl in sorted({r["workload"] for r in omp}, key=lambda w: _res(w)[0]):
-                by = {}
-                for r in omp:
-                    if r["workload"] == wl:
-                        by.setdefault(int(r["threads"]), []).append(r["ms"])
-                xs = sorted(by)
-                ax.plot(xs, [statistics.mean(by[x]) for x in xs], marker="o", label=_res(wl)[1])
+                pts = _mean_by([r for r in omp if r["workload"] == wl], lambda r: int(r["threads"]))
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=_res(wl)[1])
             ax.set_yscale("log")
             ax.set_xlabel("OpenMP threads")
             ax.set_ylabel("ms (mean over kernels)")
@@ -77,12 +81,10 @@ def draw(rows, out_dir, plt):
             keys = sorted({(r["version"], r["method"].split("/", 1)[1], r["workload"]) for r in sweep},
                           key=lambda k: (k[0], k[1], _res(k[2])[0]))
             for version, variant, wl in keys:
-                by = {}
-                for r in sweep:
-                    if (r["version"], r["method"].split("/", 1)[1], r["workload"]) == (version, variant, wl):
-                        by.setdefault(int(r["threads"]), []).append(r["ms"])
-                xs = sorted(by)
-                ax.plot(xs, [1000 * statistics.mean(by[x]) for x in xs], marker=".",
+                mine_k = [r for r in sweep
+                          if (r["version"], r["method"].split("/", 1)[1], r["workload"]) == (version, variant, wl)]
+                pts = _mean_by(mine_k, lambda r: int(r["threads"]))
+                ax.plot([p[0] for p in pts], [1000 * p[1] for p in pts], marker=".",
                         label=f"{version} {variant} {_res(wl)[1]}")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")

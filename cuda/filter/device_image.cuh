@@ -102,13 +102,8 @@ class DeviceImages {
     for (int y = 0; y < height_; ++y)
       std::memcpy(staging_.get() + size_t(y) * pitch_, img.row(y), row_bytes_);
     const double host_ms = now_ms() - h0;
-    CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
-    CUDA_CHECK(cudaMemcpyAsync(in_.get(), staging_.get(), pitch_ * size_t(height_),
-                               cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
     float ms = 0;
-    CUDA_CHECK(cudaEventSynchronize(ev_[1]));
-    CUDA_CHECK(cudaEventElapsedTime(&ms, ev_[0], ev_[1]));
+    PARVIS_TRY(timed_copy(in_.get(), staging_.get(), cudaMemcpyHostToDevice, &ms));
     uploaded_ = true;
     if (t) t->upload_ms = host_ms + double(ms);
     return Status::Ok();
@@ -134,13 +129,8 @@ class DeviceImages {
     if (!computed_) return Status::runtime("filter_download before filter_compute");
     Image img;
     PARVIS_TRY(image_alloc(width_, height_, channels_, &img));
-    CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
-    CUDA_CHECK(cudaMemcpyAsync(staging_.get(), out_.get(), pitch_ * size_t(height_),
-                               cudaMemcpyDeviceToHost, stream_));
-    CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
     float ms = 0;
-    CUDA_CHECK(cudaEventSynchronize(ev_[1]));
-    CUDA_CHECK(cudaEventElapsedTime(&ms, ev_[0], ev_[1]));
+    PARVIS_TRY(timed_copy(staging_.get(), out_.get(), cudaMemcpyDeviceToHost, &ms));
     const double h0 = now_ms();
     for (int y = 0; y < height_; ++y)
       std::memcpy(img.row(y), staging_.get() + size_t(y) * pitch_, row_bytes_);
@@ -159,6 +149,16 @@ class DeviceImages {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  // The whole pitched image between staging and the GPU, timed with the events.
+  Status timed_copy(void* dst, const void* src, cudaMemcpyKind kind, float* ms) {
+    CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, pitch_ * size_t(height_), kind, stream_));
+    CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
+    CUDA_CHECK(cudaEventSynchronize(ev_[1]));
+    CUDA_CHECK(cudaEventElapsedTime(ms, ev_[0], ev_[1]));
+    return Status::Ok();
+  }
+
   int width_ = 0, height_ = 0, channels_ = 0;
   size_t row_bytes_ = 0, pitch_ = 0;
   DeviceBuffer<uint8_t> in_, out_;

@@ -38,12 +38,8 @@ struct Shape {
   Border border;
 };
 
-// Algorithm 5: one thread per pixel and channel (threadIdx.z).
-__global__ void convolve_nonvec(const uint8_t* in, uint8_t* out, Shape s, int y_first) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = y_first + blockIdx.y * blockDim.y + threadIdx.y;
-  const int c = threadIdx.z;
-  if (x >= s.width || y >= s.height || c >= s.channels) return;
+// The seed's applyKernel: the window sum of one pixel and channel, from global memory.
+__device__ uint8_t apply_kernel(const uint8_t* in, const Shape& s, int x, int y, int c) {
   const int offset = s.size / 2;
   int32_t acc = 0;
   for (int i = -offset; i <= offset; ++i) {
@@ -56,7 +52,16 @@ __global__ void convolve_nonvec(const uint8_t* in, uint8_t* out, Shape s, int y_
       acc += int32_t(in[idx]) * c_naive_taps[(i + offset) * s.size + (j + offset)];
     }
   }
-  out[(size_t(y) * s.width + x) * s.channels + c] = round_clamp(acc, s.divisor);
+  return round_clamp(acc, s.divisor);
+}
+
+// Algorithm 5: one thread per pixel and channel (threadIdx.z).
+__global__ void convolve_nonvec(const uint8_t* in, uint8_t* out, Shape s, int y_first) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = y_first + blockIdx.y * blockDim.y + threadIdx.y;
+  const int c = threadIdx.z;
+  if (x >= s.width || y >= s.height || c >= s.channels) return;
+  out[(size_t(y) * s.width + x) * s.channels + c] = apply_kernel(in, s, x, y, c);
 }
 
 // Algorithm 7: one thread per pixel, the channels one after the other.
@@ -64,21 +69,8 @@ __global__ void convolve_vec(const uint8_t* in, uint8_t* out, Shape s, int y_fir
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = y_first + blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= s.width || y >= s.height) return;
-  const int offset = s.size / 2;
-  for (int c = 0; c < s.channels; ++c) {
-    int32_t acc = 0;
-    for (int i = -offset; i <= offset; ++i) {
-      const int ny = border_index(y + i, s.height, s.border);
-      if (ny < 0) continue;
-      for (int j = -offset; j <= offset; ++j) {
-        const int nx = border_index(x + j, s.width, s.border);
-        if (nx < 0) continue;
-        const size_t idx = (size_t(ny) * s.width + nx) * s.channels + c;
-        acc += int32_t(in[idx]) * c_naive_taps[(i + offset) * s.size + (j + offset)];
-      }
-    }
-    out[(size_t(y) * s.width + x) * s.channels + c] = round_clamp(acc, s.divisor);
-  }
+  for (int c = 0; c < s.channels; ++c)
+    out[(size_t(y) * s.width + x) * s.channels + c] = apply_kernel(in, s, x, y, c);
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 // where a row of W pixels x C channels is a row of W C bytes: grey and RGB are one loop, and the
 // packed RGB bytes are never split into planes. 8K RGB 5x5 is 99.5 M outputs x 25 taps = 2.5 G
 // multiply-adds, too many for the CUDA cores at the memory floor (~66 us on an H100: 2 x 99.5 MB
-// at 3.0 TB/s; 2.5 G IMADs at 64 per SM and clock are ~100 us alone), so the taps go through the
-// tensor cores, exactly: integer MMA multiplies s8 by u8 and sums in s32 without rounding.
+// at 3.0 TB/s; 2.5 G IMADs at 64 per SM and clock on 132 SMs at 1.98 GHz are ~150 us alone), so
+// the taps go through the tensor cores, exactly: integer MMA multiplies s8 by u8 and sums in s32
+// without rounding (useful work is 640 of each MMA's 4096 multiply-adds, ~16 us at the s8 peak).
 //
 // 1. convolve_mma_fixed<K, PLANES, RB> (K = 3, 5; sm_80+; the default):
 //    One warp computes 128 consecutive output bytes of RB consecutive rows (a "unit"). The 128

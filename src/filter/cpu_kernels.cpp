@@ -37,7 +37,7 @@ const std::vector<std::string>& vector_variant_names() {
 
 namespace {
 
-constexpr int kSlack = 64;  // bytes read past a padded row by the widest step (2 x 32)
+constexpr int kSlack = 64;  // values read past a padded row by the widest step (2 x 16 lanes)
 // Outputs larger than this are written with non-temporal stores (they would not stay cached).
 constexpr size_t kStreamBytes = size_t(8) << 20;
 
@@ -150,6 +150,7 @@ Plan make_plan(const Kernel& kernel, Border border, int width, int height, int c
       group_taps(h, 1 << 20, &p.htaps, &p.hgroups);
     } else {
       p.path = Path::Vec16;
+      p.fixed = d4;
       group_taps(all, 1 << 20, &p.taps, &p.groups);
     }
   } else if (p.isa != simd::Isa::Scalar && all_i16 && (d_pow2 || d < 65536)) {
@@ -181,8 +182,9 @@ std::string describe(const Plan& p) {
 
 namespace {
 
-// Source rows copied once into buffers of margin + W*C + margin + slack bytes, the border applied
-// to the margins (R pixels a side); a zero row stands for rows outside under the zero border.
+// Source rows copied once into buffers of margin + W*C + margin + slack u16 values (widened once
+// here, not once per tap: the kernels then load u16 lanes as they are), the border applied to the
+// margins (R pixels a side); a zero row stands for rows outside under the zero border.
 // Holds K rows: a window never needs more distinct ones.
 class RowCache {
  public:
@@ -194,8 +196,8 @@ class RowCache {
 
   int margin() const { return margin_; }
 
-  // rows[ky] = the first data byte of source row y + ky - R (border applied).
-  void window(int y, const uint8_t** rows) {
+  // rows[ky] = the first data value of source row y + ky - R (border applied).
+  void window(int y, const uint16_t** rows) {
     const int k = p_.size;
     std::vector<int>& src = scratch_;
     src.assign(size_t(k), -1);
@@ -224,14 +226,15 @@ class RowCache {
   }
 
  private:
-  uint8_t* slot(int s) { return store_.data() + size_t(s) * size_t(len_); }
-  uint8_t* zero_row() { return store_.data() + size_t(p_.size) * size_t(len_); }
+  uint16_t* slot(int s) { return store_.data() + size_t(s) * size_t(len_); }
+  uint16_t* zero_row() { return store_.data() + size_t(p_.size) * size_t(len_); }
   void fill(int s, int sy) {
     tag_[size_t(s)] = sy;
-    uint8_t* dst = slot(s);
+    uint16_t* dst = slot(s);
     const uint8_t* src = in_.row(sy);
     const int c = p_.channels, w = p_.width;
-    std::memcpy(dst + margin_, src, size_t(w) * size_t(c));
+    uint16_t* data = dst + margin_;
+    for (int j = 0; j < w * c; ++j) data[j] = src[j];
     for (int j = 1; j <= p_.radius; ++j) {
       const int left = border_index(-j, w, p_.border), right = border_index(w - 1 + j, w, p_.border);
       for (int ch = 0; ch < c; ++ch) {
@@ -243,11 +246,11 @@ class RowCache {
   const Plan& p_;
   const Image& in_;
   int margin_, len_;
-  std::vector<uint8_t> store_;
+  std::vector<uint16_t> store_;
   std::vector<int> tag_, stamp_, scratch_;
 };
 
-void scalar_row(const Plan& p, const uint8_t* const* ptrs, uint8_t* out, int n) {
+void scalar_row(const Plan& p, const uint16_t* const* ptrs, uint8_t* out, int n) {
   const size_t taps = p.taps.size();
   for (int i = 0; i < n; ++i) {
     int32_t sum = 0;  // exact: check_kernel bounds |sum| by 2^30
@@ -262,7 +265,7 @@ void convolve_rows(const Plan& p, const Image& in, Image* out, int y0, int y1) {
   if (y0 >= y1) return;
   RowCache cache(p, in);
   const int n = p.width * p.channels, margin = cache.margin();
-  std::vector<const uint8_t*> rows(size_t(p.size)), prows(size_t(p.size)), ptrs(p.taps.size()),
+  std::vector<const uint16_t*> rows(size_t(p.size)), prows(size_t(p.size)), ptrs(p.taps.size()),
       vrows(p.vtaps.size());
   std::vector<uint16_t> vtile;
   if (p.path == Path::Sep16) vtile.assign(size_t(kSepTile + 2 * margin + kSlack), 0);
@@ -278,7 +281,10 @@ void convolve_rows(const Plan& p, const Image& in, Image* out, int y0, int y1) {
         break;
 #if PARVIS_SIMD_X86
       case Path::Vec16:
-        if (avx2) avx2::row16(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f16, dst, n, p.stream);
+        if (p.fixed)
+          (avx2 ? avx2::pick_shape<avx2::PickD4Row16>(p.size, p.channels)
+                : sse2::pick_shape<sse2::PickD4Row16>(p.size, p.channels))(rows.data(), p.d4_taps, p.f16, dst, n, p.stream);
+        else if (avx2) avx2::row16(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f16, dst, n, p.stream);
         else sse2::row16(p.groups.data(), int(p.groups.size()), ptrs.data(), p.f16, dst, n, p.stream);
         break;
       case Path::Vec32:

@@ -1,8 +1,10 @@
 // The simd and omp versions' filter: a plan made once per call from the kernel (which path, taps
 // grouped by value, the constants of the exact finish), and a row engine that filters a band of
-// output rows with it. Rows are copied once into padded buffers (the border applied to R pixels on
-// each side, a zero row for the zero border above and below), so every kernel below is free of
-// border tests; the kernels (simd_kernels.inc) are written once and compiled for SSE2 and AVX2.
+// output rows with it. Rows are copied once into padded buffers of u16 (the border applied to R
+// pixels on each side, a zero row for the zero border above and below), so every kernel below is
+// free of border tests and loads its lanes without widening them per tap (a widening load is a
+// shuffle: per tap it was the bottleneck, 1.4x on sharpen 5x5); the kernels (simd_kernels.inc)
+// are written once and compiled for SSE2 and AVX2.
 //
 // Arithmetic (DESIGN.md "Convolution filters": the int32 sum, then round_clamp), exact on every
 // path. An image row of W pixels x C channels is a row of W*C bytes; a tap at column kx reads the
@@ -23,8 +25,9 @@
 //    [0, 256 d] in float (exact: both ends < 2^24) and an IEEE division, whose correctly rounded
 //    quotient truncates to floor(t / d) exactly for t < 2^24.
 //  - compile-time shapes: for K = 3, 5 and C = 1, 3, sep16 of symmetric kernels (gaussian, box:
-//    1.3-1.6x faster than the run-time loops) and vec32 of kernels symmetric under the square's 8
-//    mirrors and rotations (unsharp 5x5: 1.2x) also exist with every offset a constant: no loops
+//    1.3-1.6x faster than the run-time loops) and vec16 / vec32 of kernels symmetric under the
+//    square's 8 mirrors and rotations (sharpen, edge, unsharp: 1.2-1.5x) also exist with every
+//    offset a constant, the pixels of each symmetry orbit summed before its one multiply: no loops
 //    over taps or pointers at run time.
 //  - scalar: everything else (taps beyond i16, divisors >= 2^16 that are not powers of two,
 //    PARVIS_SIMD=scalar, non-x86): int32 sums and round_clamp per byte.
@@ -86,9 +89,9 @@ struct Plan {
   std::vector<TapGroup> vgroups, hgroups;
   Finish16 f16{};
   Finish32 f32{};
-  // Compile-time shapes (K = 3 or 5, C = 1 or 3; every bank kernel): vec32 for kernels symmetric
-  // under the square's mirrors and rotations takes d4_taps[orbit]; sep16 for symmetric rank-1
-  // kernels takes vtap[d], htap[d] (the taps at distance d from the centre).
+  // Compile-time shapes (K = 3 or 5, C = 1 or 3; every bank kernel): vec16 and vec32 for kernels
+  // symmetric under the square's mirrors and rotations take d4_taps[orbit]; sep16 for symmetric
+  // rank-1 kernels takes vtap[d], htap[d] (the taps at distance d from the centre).
   bool fixed = false;
   int16_t d4_taps[6] = {};
   int16_t vtap[3] = {}, htap[3] = {};

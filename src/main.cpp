@@ -45,6 +45,7 @@ struct BenchEntry {
 const BenchEntry kBenches[] = {
     {"match", bench_match},
     {"blur", bench_blur},
+    {"filter", bench_filter},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"

@@ -118,6 +118,29 @@ struct Ops {
     a = _mm_add_epi32(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm_cvtsi128_si32(a);
   }
+  // -- added for the filter: u16 lanes in natural order, saturating u16 arithmetic, shifts by a
+  //    run-time count, interleaving, and f32 lanes (exact integer division, see filter/).
+  // Two vectors of i16 lanes -> kBytes u8 lanes in order (unsigned saturation).
+  static inline V narrow16_u8(V a, V b) { return _mm_packus_epi16(a, b); }
+  static inline V adds_u16(V a, V b) { return _mm_adds_epu16(a, b); }
+  static inline V subs_u16(V a, V b) { return _mm_subs_epu16(a, b); }
+  static inline V mulhi_u16(V a, V b) { return _mm_mulhi_epu16(a, b); }
+  static inline V srl16(V a, int n) { return _mm_srl_epi16(a, _mm_cvtsi32_si128(n)); }
+  static inline V sra32(V a, int n) { return _mm_sra_epi32(a, _mm_cvtsi32_si128(n)); }
+  // (a0 b0 a1 b1 ...) of the low / high half of the i16 lanes (within 128-bit lanes).
+  static inline V interleave16_lo(V a, V b) { return _mm_unpacklo_epi16(a, b); }
+  static inline V interleave16_hi(V a, V b) { return _mm_unpackhi_epi16(a, b); }
+  using F = __m128;
+  static inline F set1_f32(float x) { return _mm_set1_ps(x); }
+  static inline F to_f32(V a) { return _mm_cvtepi32_ps(a); }
+  static inline V trunc_i32(F a) { return _mm_cvttps_epi32(a); }
+  static inline F min_f32(F a, F b) { return _mm_min_ps(a, b); }
+  static inline F max_f32(F a, F b) { return _mm_max_ps(a, b); }
+  static inline F div_f32(F a, F b) { return _mm_div_ps(a, b); }
+  // A non-temporal store (p aligned to kBytes): large outputs skip the read-for-ownership and
+  // the cache; fence() orders them before the data is handed to other threads.
+  static inline void stream(void* p, V v) { _mm_stream_si128(static_cast<__m128i*>(p), v); }
+  static inline void fence() { _mm_sfence(); }
 };
 }  // namespace sse2
 #endif
@@ -167,6 +190,26 @@ struct Ops {
     h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm_cvtsi128_si32(h);
   }
+  // packus works within 128-bit lanes: the permute puts the four 8-byte pieces back in order.
+  static inline V narrow16_u8(V a, V b) {
+    return _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
+  }
+  static inline V adds_u16(V a, V b) { return _mm256_adds_epu16(a, b); }
+  static inline V subs_u16(V a, V b) { return _mm256_subs_epu16(a, b); }
+  static inline V mulhi_u16(V a, V b) { return _mm256_mulhi_epu16(a, b); }
+  static inline V srl16(V a, int n) { return _mm256_srl_epi16(a, _mm_cvtsi32_si128(n)); }
+  static inline V sra32(V a, int n) { return _mm256_sra_epi32(a, _mm_cvtsi32_si128(n)); }
+  static inline V interleave16_lo(V a, V b) { return _mm256_unpacklo_epi16(a, b); }
+  static inline V interleave16_hi(V a, V b) { return _mm256_unpackhi_epi16(a, b); }
+  using F = __m256;
+  static inline F set1_f32(float x) { return _mm256_set1_ps(x); }
+  static inline F to_f32(V a) { return _mm256_cvtepi32_ps(a); }
+  static inline V trunc_i32(F a) { return _mm256_cvttps_epi32(a); }
+  static inline F min_f32(F a, F b) { return _mm256_min_ps(a, b); }
+  static inline F max_f32(F a, F b) { return _mm256_max_ps(a, b); }
+  static inline F div_f32(F a, F b) { return _mm256_div_ps(a, b); }
+  static inline void stream(void* p, V v) { _mm256_stream_si256(static_cast<__m256i*>(p), v); }
+  static inline void fence() { _mm_sfence(); }
 };
 }  // namespace parvis::simd::avx2
 PARVIS_AVX2_END

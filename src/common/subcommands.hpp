@@ -21,6 +21,7 @@ int bench_blur(int argc, char** argv);   // ./main bench blur ...
 // the program): taken when the first argument is a number.
 bool is_blur_seed_form(const char* first_argument);
 int cli_blur_seed(int argc, char** argv);
+int bench_filter(int argc, char** argv);  // ./main bench filter ...
 
 // What this executable computes on: "cpu" or the CUDA device's name. A CUDA version
 // with no usable device returns a runtime error (exit 3). Defined per kind of version.

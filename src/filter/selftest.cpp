@@ -198,11 +198,86 @@ void convolutions(SelftestReport& r) {
   }
 }
 
+// Custom kernels that reach each exact path of the fast versions (see filter_exact.cases).
+std::vector<filter::Kernel> custom_kernels() {
+  std::vector<filter::Kernel> out;
+  const char* texts[] = {
+      "-1 -2 -1\n0 7 0\n2 1 -3\n3\n",                                  // negative, divisor 3
+      "1 -20 31 -20 1\n5 120 -300 120 5\n-7 300 600 300 -7\n5 120 -300 120 5\n1 -20 31 -20 2\n1000\n",
+      "0 -32896 0\n32639 100 -5\n1 2 3\n65537\n",                       // two s8 planes' limits
+      "1 -3 1\n2 40000 2\n1 -3 1\n40001\n",                             // beyond two planes
+      "3\n2\n",                                                           // 1x1
+      "100 200 100\n200 65000 200\n100 200 100\n65536\n",               // 2^16 divisor
+  };
+  for (const char* t : texts) {
+    filter::Kernel k;
+    if (filter::parse_kernel_text(t, &k).ok()) out.push_back(k);
+  }
+  for (int size : {7, 15}) {  // two k-chunks on RGB in cuda-opt
+    filter::Kernel k;
+    k.name = "custom";
+    k.size = size;
+    for (int i = 0; i < size * size; ++i) k.taps.push_back(i % 5 - 2);
+    k.divisor = size == 7 ? 7 : 97;
+    out.push_back(k);
+  }
+  return out;
+}
+
+// Every variant of this version (variant_names) gives apply()'s bytes, through the prepared
+// filter, on the bank, the custom kernels above, every border, grey and RGB, tiny and odd sizes.
+void variants(SelftestReport& r) {
+  const std::vector<std::string> names = filter::variant_names();
+  if (names.size() < 2) return;
+  std::vector<filter::Kernel> kernels = custom_kernels();
+  for (const char* name : {"identity", "sharpen", "edge", "gaussian", "box", "unsharp"})
+    for (int size : {3, 5}) kernels.push_back(bank(name, size));
+  const Image images[] = {noise_image(37, 11, 3, 7), noise_image(131, 5, 1, 8),
+                          noise_image(2, 3, 3, 9), noise_image(1, 1, 1, 10)};
+  for (size_t v = 1; v < names.size(); ++v) {
+    std::string diff;
+    int runs = 0, refused = 0;
+    for (const Image& img : images)
+      for (const filter::Kernel& k : kernels)
+        for (Border b : {Border::Zero, Border::Replicate, Border::Reflect101}) {
+          if (!diff.empty()) break;
+          Image want, got;
+          Status s = filter::apply(img, k, b, &want, nullptr);
+          if (!s.ok()) {
+            diff = "apply: " + s.message;
+            break;
+          }
+          filter::Tuning t;
+          t.variant = names[v];
+          filter::FilterPtr f;
+          s = filter::filter_create(k, b, img.width, img.height, img.channels, t, &f);
+          if (s.code == kExitBadInput) {  // a path this kernel or device cannot take
+            ++refused;
+            continue;
+          }
+          if (s.ok()) s = filter::filter_upload(f.get(), img, nullptr);
+          if (s.ok()) s = filter::filter_compute(f.get(), nullptr);
+          if (s.ok()) s = filter::filter_download(f.get(), &got, nullptr);
+          ++runs;
+          if (!s.ok()) diff = s.message;
+          else if (!(diff = compare(got, want)).empty())
+            diff = std::to_string(k.size) + "x" + std::to_string(k.size) + " /" +
+                   std::to_string(k.divisor) + " " + filter::border_name(b) + " on " +
+                   std::to_string(img.width) + "x" + std::to_string(img.height) + "x" +
+                   std::to_string(img.channels) + ": " + diff;
+        }
+    r.check("filter variant " + names[v] + " equals the default (" + std::to_string(runs) +
+                " runs" + (refused ? ", " + std::to_string(refused) + " kernels it does not take" : "") + ")",
+            diff.empty(), diff);
+  }
+}
+
 }  // namespace
 
 void selftest_filter(SelftestReport& r) {
   shared_arithmetic(r);
   convolutions(r);
+  variants(r);
 }
 
 }  // namespace parvis

@@ -2,15 +2,15 @@
 // channel, the integer sum of tap * pixel over the window centred on it, then rounded,
 // divided and clamped (round_clamp). Plain loops. Like the seed, the kernel is not
 // flipped (correlation); the bank's kernels are symmetric, so only custom ones can tell.
-#include "filter/filter.hpp"
+#include "filter/cpu_filter.hpp"
 
 namespace parvis::filter {
 
-Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
-  PARVIS_TRY(check_kernel(kernel));
-  const double t0 = now_ms();
-  Image res;
-  PARVIS_TRY(image_alloc(in.width, in.height, in.channels, &res));
+std::vector<std::string> variant_names() { return {"loops"}; }
+
+std::string cpu::describe(const Kernel&, Border, int, int, int, int) { return "loops"; }
+
+Status cpu::convolve(const Image& in, const Kernel& kernel, Border border, int, Image* res) {
   const int radius = kernel.size / 2;
   for (int y = 0; y < in.height; ++y) {
     for (int x = 0; x < in.width; ++x) {
@@ -26,12 +26,10 @@ Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, T
             sum += tap * in.at(sx, sy)[c];
           }
         }
-        res.at(x, y)[c] = round_clamp(sum, kernel.divisor);
+        res->at(x, y)[c] = round_clamp(sum, kernel.divisor);
       }
     }
   }
-  *out = std::move(res);
-  if (timings) timings->compute_ms = now_ms() - t0;
   return Status::Ok();
 }
 

@@ -1,0 +1,476 @@
+// Convolution filter, CUDA optimized — cuda-opt.
+//
+// The work: out[y][i] = round_clamp(sum over (ky, kx) of tap[ky][kx] * in[y + ky - R][i + (kx - R) C]),
+// where a row of W pixels x C channels is a row of W C bytes: grey and RGB are one loop, and the
+// packed RGB bytes are never split into planes. 8K RGB 5x5 is 99.5 M outputs x 25 taps = 2.5 G
+// multiply-adds, too many for the CUDA cores at the memory floor (~66 us on an H100: 2 x 99.5 MB
+// at 3.0 TB/s; 2.5 G IMADs at 64 per SM and clock on 132 SMs at 1.98 GHz are ~150 us alone), so
+// the taps go through the tensor cores, exactly: integer MMA multiplies s8 by u8 and sums in s32
+// without rounding (useful work is 640 of each MMA's 4096 multiply-adds, ~16 us at the s8 peak).
+//
+// 1. convolve_mma_fixed<K, PLANES, RB> (K = 3, 5; sm_80+; the default):
+//    One warp computes 128 consecutive output bytes of RB consecutive rows (a "unit"). The 128
+//    bytes are 8 segments of 16; per kernel row ky one mma.m16n8k32 (s8 x u8 -> s32) computes
+//    all of them at once: D[m][n] = sum_k A[m][k] B[k][n], with
+//      B[k][n] = source byte (segment n's first output - lead + k), k < 32 (the segment's 16
+//                outputs and the halo on both sides; lead = R C rounded up to 4, so each lane
+//                reads aligned 32-bit words: its two B registers are bytes 4t..4t+3 and
+//                16+4t..16+4t+3 of segment g, i.e. two coalesced 128-byte row reads per warp);
+//      A[m][k] = tap[ky][kx] where k = o(m) + kx C + (lead - R C), else 0: a banded Toeplitz
+//                matrix of the kernel row, built once on the host for every lane's fragment.
+//    o(m) orders the 16 outputs of a segment as 0 2 4 .. 14 1 3 .. 15, so that each lane's
+//    four results are two pairs of adjacent bytes; one __shfl_xor with the neighbour group
+//    gives each lane 4 adjacent bytes, stored as one aligned 32-bit word (128 contiguous bytes
+//    per warp and row). Each source row is loaded once per unit (two words per lane) and fed to
+//    the K accumulators it contributes to (register blocking over RB = 8 rows: 1.5 row loads per
+//    output row at K = 5). Taps outside s8 are split in two digit planes t = lo + 256 hi (lo, hi
+//    in s8, |t| <= 32767: unsharp 5x5's centre 476): one more MMA per row and plane, summed
+//    exactly as acc_lo + 256 acc_hi. Products and sums are exact in s32 (|sum| <= 2^30 by
+//    check_kernel); the finish is round_clamp without branches: two clamps and a multiply-high by
+//    a magic number checked exact on the host for every value that can reach it (DeviceDivider;
+//    divisors below 2^23).
+// 2. convolve_mma_any: the same for any kernel size (1..15) and span (up to two k-chunks of
+//    32 bytes), one output row per warp, fragments read from global memory (L1-cached).
+// 3. convolve_direct (CUDA cores; sm_75, taps beyond two planes, divisors >= 2^23,
+//    PARVIS_FILTER_VARIANT=direct): one thread per 4 output bytes, int32 IMADs, taps in constant
+//    memory, 32-bit loads.
+// Borders (all three) are applied where bytes are loaded: a word that lies inside the row is one
+// aligned load, one that crosses the row's ends is gathered byte by byte through border_index; a
+// row outside the image under the zero border is a zero B operand. Images live on the GPU with
+// rows 16-byte aligned (pitch), so every word load is aligned; outputs are stored as whole words,
+// the bytes past the row end falling in the pitch padding, which is never copied back.
+//
+// Separable kernels (gaussian, box) need no passes of their own here: with the tensor cores doing
+// the multiply-adds, 25 taps cost as little as 10, and one pass keeps the single read and write of
+// the image that the memory floor assumes.
+//
+// Bench: not yet measured on a GPU (written without one); tests/gpu/filter.sh runs the tests,
+// compute-sanitizer and bench/run_filter.sh; bench/README.md "Convolution filters" has the floors
+// and will have the tables.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "filter/device_image.cuh"
+
+namespace parvis::filter {
+
+using cuda_filter::DeviceDivider;
+using cuda_filter::DeviceImages;
+
+namespace {
+
+constexpr int kUnitBytes = 128;  // output bytes of one warp and row: 8 segments of 16
+constexpr int kSegment = 16;
+constexpr int kChunk = 32;       // the k of one mma: segment + halo
+
+// Where a kernel reads and writes, and what every thread needs to address a byte.
+struct Geometry {
+  const uint8_t* in;
+  uint8_t* out;
+  size_t pitch;
+  int width, height, channels, row_bytes;
+  Border border;
+  int size, radius;
+  int lead;              // a segment's B starts `lead` bytes before its first output
+  long long units_x;     // 128-byte units per row
+  long long units;       // units_x * (rows / rows per unit)
+};
+
+// Byte x of a source row (any x), the border applied.
+__device__ __forceinline__ uint32_t border_byte(const uint8_t* row, int x, const Geometry& g) {
+  const int c = g.channels;
+  int p = x >= 0 ? x / c : -((-x + c - 1) / c);  // floor(x / c)
+  const int ch = x - p * c;
+  p = border_index(p, g.width, g.border);
+  return p < 0 ? 0u : uint32_t(row[size_t(p) * c + ch]);
+}
+
+// The 4 bytes at x (a multiple of 4) as a little-endian word: one aligned load when they lie in
+// the row, else byte by byte through the border.
+__device__ __forceinline__ uint32_t load_word(const uint8_t* row, int x, const Geometry& g) {
+  if (x >= 0 && x + 4 <= g.row_bytes) return __ldg(reinterpret_cast<const uint32_t*>(row + x));
+  uint32_t w = 0;
+  for (int i = 0; i < 4; ++i) w |= border_byte(row, x + i, g) << (8 * i);
+  return w;
+}
+
+// The 4 bytes at any x: two aligned loads and a funnel shift inside the row.
+__device__ __forceinline__ uint32_t load_word_any(const uint8_t* row, int x, const Geometry& g) {
+  if (x >= 0 && x + 4 <= g.row_bytes) {
+    const int a = x & ~3, sh = x & 3;
+    const uint32_t w0 = __ldg(reinterpret_cast<const uint32_t*>(row + a));
+    if (sh == 0) return w0;
+    // a + 4 < row_bytes, so the word at a + 4 ends within round_up(row_bytes, 4) <= pitch.
+    const uint32_t w1 = __ldg(reinterpret_cast<const uint32_t*>(row + a + 4));
+    return __funnelshift_r(w0, w1, 8 * sh);
+  }
+  uint32_t w = 0;
+  for (int i = 0; i < 4; ++i) w |= border_byte(row, x + i, g) << (8 * i);
+  return w;
+}
+
+// D += A B, A 16x32 s8 (taps), B 32x8 u8 (source bytes), D 16x8 s32.
+__device__ __forceinline__ void mma_s8u8(int (&d)[4], const uint4& a, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+#else
+  __trap();  // the host never launches the MMA kernels below compute capability 8.0
+#endif
+}
+
+// Finishes (DeviceDivider::exact) the 4 sums of a lane (D fragment: rows g, g + 8 = outputs 2g, 2g + 1 of segments
+// 2t, 2t + 1) and stores 4 adjacent bytes per lane: one shuffle with the lane of the neighbour
+// group (lane ^ 4) swaps a pair, so even groups hold bytes 2g..2g+3 of segment 2t and odd groups
+// bytes 2g-2..2g+1 of segment 2t+1. All lanes must call it (the shuffle).
+__device__ __forceinline__ void store_unit_row(const int (&sum)[4], int y, int x0, int lane,
+                                               const Geometry& g, const DeviceDivider& dv) {
+  const int group = lane >> 2, t = lane & 3;
+  const uint32_t q0 = cuda_filter::finish_exact(sum[0], dv), q1 = cuda_filter::finish_exact(sum[1], dv);
+  const uint32_t q2 = cuda_filter::finish_exact(sum[2], dv), q3 = cuda_filter::finish_exact(sum[3], dv);
+  const uint32_t pair_even_seg = q0 | q2 << 8;  // segment 2t, bytes 2g, 2g + 1
+  const uint32_t pair_odd_seg = q1 | q3 << 8;   // segment 2t + 1
+  const bool odd = group & 1;
+  const uint32_t recv = __shfl_xor_sync(0xffffffffu, odd ? pair_even_seg : pair_odd_seg, 4);
+  const uint32_t word = odd ? (recv | pair_odd_seg << 16) : (pair_even_seg | recv << 16);
+  const int x = x0 + 2 * kSegment * t + (odd ? kSegment + 2 * group - 2 : 2 * group);
+  if (y < g.height && x < g.row_bytes)
+    *reinterpret_cast<uint32_t*>(g.out + size_t(y) * g.pitch + x) = word;
+}
+
+// 1. K x K kernels whose span fits one mma (K = 3, 5), RB rows per warp, fragments in registers.
+template <int K, int PLANES, int RB>
+__global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, DeviceDivider dv) {
+  const int lane = threadIdx.x & 31;
+  const long long unit = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (unit >= g.units) return;  // whole warps
+  const int x0 = int(unit % g.units_x) * kUnitBytes, y0 = int(unit / g.units_x) * RB;
+  constexpr int R = K / 2;
+  uint4 a[K][PLANES];
+#pragma unroll
+  for (int ky = 0; ky < K; ++ky)
+#pragma unroll
+    for (int p = 0; p < PLANES; ++p) a[ky][p] = __ldg(&frags[(ky * PLANES + p) * 32 + lane]);
+  int acc[PLANES][RB][4];
+#pragma unroll
+  for (int p = 0; p < PLANES; ++p)
+#pragma unroll
+    for (int o = 0; o < RB; ++o)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[p][o][i] = 0;
+  const int xb = x0 + kSegment * (lane >> 2) - g.lead + 4 * (lane & 3);
+#pragma unroll
+  for (int r = 0; r < RB + K - 1; ++r) {
+    const int sy = border_index(y0 + r - R, g.height, g.border);
+    uint32_t b0 = 0, b1 = 0;
+    if (sy >= 0) {  // the same for the whole warp
+      const uint8_t* row = g.in + size_t(sy) * g.pitch;
+      b0 = load_word(row, xb, g);
+      b1 = load_word(row, xb + kSegment, g);
+    }
+#pragma unroll
+    for (int ky = 0; ky < K; ++ky) {
+      const int o = r - ky;  // source row y0 + r - R feeds output row y0 + o through kernel row ky
+      if (o >= 0 && o < RB)
+#pragma unroll
+        for (int p = 0; p < PLANES; ++p) mma_s8u8(acc[p][o], a[ky][p], b0, b1);
+    }
+  }
+#pragma unroll
+  for (int o = 0; o < RB; ++o) {
+    int sum[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) sum[i] = PLANES == 1 ? acc[0][o][i] : acc[0][o][i] + 256 * acc[PLANES - 1][o][i];
+    store_unit_row(sum, y0 + o, x0, lane, g, dv);
+  }
+}
+
+// 2. Any size (1..15), one or two k-chunks, one or two planes; one output row per warp.
+__global__ void convolve_mma_any(Geometry g, const uint4* __restrict__ frags, DeviceDivider dv,
+                                 int chunks, int planes) {
+  const int lane = threadIdx.x & 31;
+  const long long unit = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (unit >= g.units) return;
+  const int x0 = int(unit % g.units_x) * kUnitBytes, y = int(unit / g.units_x);
+  int lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+  const int xb = x0 + kSegment * (lane >> 2) - g.lead + 4 * (lane & 3);
+  for (int ky = 0; ky < g.size; ++ky) {
+    const int sy = border_index(y + ky - g.radius, g.height, g.border);
+    if (sy < 0) continue;  // the same for the whole warp
+    const uint8_t* row = g.in + size_t(sy) * g.pitch;
+    for (int c = 0; c < chunks; ++c) {
+      const uint32_t b0 = load_word(row, xb + kChunk * c, g);
+      const uint32_t b1 = load_word(row, xb + kChunk * c + kSegment, g);
+      const uint4* slot = frags + size_t((ky * planes) * chunks + c) * 32 + lane;
+      mma_s8u8(lo, __ldg(slot), b0, b1);
+      if (planes > 1) mma_s8u8(hi, __ldg(slot + size_t(chunks) * 32), b0, b1);
+    }
+  }
+  int sum[4];
+  for (int i = 0; i < 4; ++i) sum[i] = lo[i] + 256 * hi[i];
+  store_unit_row(sum, y, x0, lane, g, dv);
+}
+
+// 3. CUDA cores: one thread per 4 output bytes, taps in constant memory.
+__constant__ int32_t c_opt_taps[kMaxKernelSize * kMaxKernelSize];
+
+__global__ void convolve_direct(Geometry g, DeviceDivider dv) {
+  const long long words_x = (g.row_bytes + 3) / 4;
+  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= words_x * g.height) return;
+  const int x = int(idx % words_x) * 4, y = int(idx / words_x);
+  int acc[4] = {0, 0, 0, 0};
+  for (int ky = 0; ky < g.size; ++ky) {
+    const int sy = border_index(y + ky - g.radius, g.height, g.border);
+    if (sy < 0) continue;
+    const uint8_t* row = g.in + size_t(sy) * g.pitch;
+    for (int kx = 0; kx < g.size; ++kx) {
+      const int32_t tap = c_opt_taps[ky * g.size + kx];
+      if (tap == 0) continue;
+      const uint32_t w = load_word_any(row, x + (kx - g.radius) * g.channels, g);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[i] += tap * int32_t((w >> (8 * i)) & 255u);
+    }
+  }
+  uint32_t word = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) word |= cuda_filter::finish(acc[i], dv) << (8 * i);
+  *reinterpret_cast<uint32_t*>(g.out + size_t(y) * g.pitch + x) = word;
+}
+
+// ---- host: the A fragments ------------------------------------------------------------------------
+// Output offset within a segment of MMA row m: 0 2 4 .. 14 for m < 8, then 1 3 .. 15.
+int output_of_row(int m) { return m < 8 ? 2 * m : 2 * (m - 8) + 1; }
+
+// Digit `plane` of a tap: t = lo + 256 hi with lo, hi in s8.
+int32_t digit(int32_t t, int plane) {
+  const int32_t lo = int32_t(int8_t(uint8_t(uint32_t(t) & 0xFFu)));
+  return plane == 0 ? lo : (t - lo) / 256;
+}
+
+// The fragments of every (kernel row, plane, chunk) in that order, 32 lanes of 4 registers each:
+// lane (g, t) holds A[g][4t..4t+3], A[g+8][4t..4t+3], A[g][16+4t..], A[g+8][16+4t..].
+std::vector<uint4> make_fragments(const Kernel& k, int channels, int lead, int planes, int chunks) {
+  const int R = k.size / 2, pad = lead - R * channels;
+  std::vector<uint4> frags;
+  for (int ky = 0; ky < k.size; ++ky)
+    for (int p = 0; p < planes; ++p)
+      for (int c = 0; c < chunks; ++c) {
+        auto a = [&](int m, int kk) -> uint32_t {  // A[m][kk] as a byte
+          const int rel = c * kChunk + kk - output_of_row(m) - pad;  // = kx C
+          if (rel < 0 || rel % channels != 0 || rel / channels >= k.size) return 0;
+          return uint32_t(uint8_t(int8_t(digit(k.taps[size_t(ky) * k.size + rel / channels], p))));
+        };
+        for (int lane = 0; lane < 32; ++lane) {
+          const int grp = lane >> 2, t = lane & 3;
+          uint32_t r[4] = {0, 0, 0, 0};
+          for (int i = 0; i < 4; ++i) {
+            r[0] |= a(grp, 4 * t + i) << (8 * i);
+            r[1] |= a(grp + 8, 4 * t + i) << (8 * i);
+            r[2] |= a(grp, 16 + 4 * t + i) << (8 * i);
+            r[3] |= a(grp + 8, 16 + 4 * t + i) << (8 * i);
+          }
+          frags.push_back(make_uint4(r[0], r[1], r[2], r[3]));
+        }
+      }
+  return frags;
+}
+
+uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
+
+}  // namespace
+
+std::vector<std::string> variant_names() { return {"auto", "mma", "direct"}; }
+
+enum class OptPath { MmaFixed, MmaAny, Direct };
+
+struct Filter {
+  uint64_t id = 0;
+  DeviceImages images;
+  Geometry geo{};
+  DeviceDivider divider;
+  OptPath path = OptPath::Direct;
+  int planes = 1, chunks = 1, rows_per_unit = 1;
+  int threads = 256;
+  std::string why;  // when auto chose the CUDA cores
+  std::vector<int32_t> taps;
+  cuda::DeviceBuffer<uint4> frags;
+};
+
+void FilterDeleter::operator()(Filter* f) const { delete f; }
+
+namespace {
+// Calls visit(kernel function) with the kernel the filter's path runs.
+template <typename Visit>
+Status with_kernel(const Filter& f, Visit visit) {
+  switch (f.path) {
+    case OptPath::MmaFixed:
+      if (f.geo.size == 3)
+        return f.planes == 1 ? visit(&convolve_mma_fixed<3, 1, 8>) : visit(&convolve_mma_fixed<3, 2, 4>);
+      return f.planes == 1 ? visit(&convolve_mma_fixed<5, 1, 8>) : visit(&convolve_mma_fixed<5, 2, 4>);
+    case OptPath::MmaAny:
+      return visit(&convolve_mma_any);
+    case OptPath::Direct:
+      return visit(&convolve_direct);
+  }
+  return Status::runtime("filter: unknown path");
+}
+}  // namespace
+
+Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
+                     const Tuning& tuning, FilterPtr* out) {
+  PARVIS_TRY(cuda::require_device());
+  PARVIS_TRY(check_kernel(kernel));
+  int variant = 0;
+  if (!tuning.variant.empty()) PARVIS_TRY(find_variant(tuning.variant, &variant));
+  FilterPtr f(new Filter);
+  f->id = cuda_filter::next_filter_id();
+  PARVIS_TRY(cuda_filter::block_threads(tuning, 256, &f->threads));
+  PARVIS_TRY(f->images.init(width, height, channels, 16));
+  f->taps = kernel.taps;
+  f->divider = cuda_filter::make_device_divider(kernel.divisor);
+
+  int dev = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  // Two s8 digit planes hold t = lo + 256 hi for t in [-128 * 257, 127 * 257].
+  bool s8 = true, two_planes = true;
+  for (int32_t t : kernel.taps) {
+    s8 = s8 && t >= -128 && t <= 127;
+    two_planes = two_planes && t >= -128 * 257 && t <= 127 * 257;
+  }
+  f->planes = s8 ? 1 : 2;
+
+  const int R = kernel.size / 2;
+  Geometry& g = f->geo;
+  g.in = f->images.in();
+  g.out = f->images.out();
+  g.pitch = f->images.pitch();
+  g.width = width;
+  g.height = height;
+  g.channels = channels;
+  g.row_bytes = width * channels;
+  g.border = border;
+  g.size = kernel.size;
+  g.radius = R;
+  g.lead = (R * channels + 3) / 4 * 4;
+  const int span = kSegment + (kernel.size - 1) * channels + (g.lead - R * channels);
+  f->chunks = (span + kChunk - 1) / kChunk;
+
+  const std::string& name = variant_names()[size_t(variant)];
+  bool mma = name != "direct";
+  if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
+  else if (!two_planes) f->why = "taps beyond two s8 digit planes (|tap| > 32639)";
+  else if (!f->divider.exact) f->why = "a divisor without a 32-bit magic number (>= 2^23)";
+  if (!f->why.empty()) {
+    if (name == "mma") return Status::bad_input("filter variant mma: " + f->why);
+    mma = false;
+  }
+  if (mma) {
+    const bool fixed = (kernel.size == 3 || kernel.size == 5) && f->chunks == 1;
+    f->path = fixed ? OptPath::MmaFixed : OptPath::MmaAny;
+    f->rows_per_unit = fixed ? (f->planes == 1 ? 8 : 4) : 1;
+    const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
+    PARVIS_TRY(f->frags.alloc(frags.size()));
+    CUDA_CHECK(cudaMemcpy(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),
+                          cudaMemcpyHostToDevice));
+    g.units_x = (g.row_bytes + kUnitBytes - 1) / kUnitBytes;
+    g.units = g.units_x * ((height + f->rows_per_unit - 1) / f->rows_per_unit);
+  } else {
+    f->path = OptPath::Direct;
+  }
+  // The block size, capped at what the compiled kernel allows with its registers.
+  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_fn));
+    f->threads = std::min(f->threads, attr.maxThreadsPerBlock / 32 * 32);
+    return Status::Ok();
+  }));
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+Status filter_upload(Filter* f, const Image& in, Timings* timings) {
+  return f->images.upload(in, timings);
+}
+
+namespace {
+
+// One launch covering `work_threads` threads (whole warps for the MMA kernels).
+using FixedFn = void (*)(Geometry, const uint4*, DeviceDivider);
+using AnyFn = void (*)(Geometry, const uint4*, DeviceDivider, int, int);
+using DirectFn = void (*)(Geometry, DeviceDivider);
+
+Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
+  const long long n = (work_threads + f.threads - 1) / f.threads;
+  if (n > 0x7fffffffLL) return Status::bad_input("filter: image too large for one grid");
+  *blocks = unsigned(n);
+  return Status::Ok();
+}
+Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {
+  unsigned blocks = 0;
+  PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
+  fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+Status launch_on(const Filter& f, AnyFn fn, cudaStream_t s) {
+  unsigned blocks = 0;
+  PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
+  fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider, f.chunks, f.planes);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+Status launch_on(const Filter& f, DirectFn fn, cudaStream_t s) {
+  unsigned blocks = 0;
+  PARVIS_TRY(grid_for(f, (long long)((f.geo.row_bytes + 3) / 4) * f.geo.height, &blocks));
+  fn<<<blocks, f.threads, 0, s>>>(f.geo, f.divider);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status filter_compute(Filter* f, Timings* timings) {
+  if (f->path == OptPath::Direct)
+    PARVIS_TRY(cuda_filter::ensure_constant_taps(c_opt_taps, &g_taps_owner, f->id, f->taps,
+                                                 f->images.stream()));
+  return f->images.compute(
+      [&](cudaStream_t s) {
+        return with_kernel(*f, [&](auto kernel_fn) { return launch_on(*f, kernel_fn, s); });
+      },
+      timings);
+}
+
+Status filter_download(Filter* f, Image* out, Timings* timings) {
+  return f->images.download(out, timings);
+}
+
+std::string filter_describe(const Filter* f) {
+  std::string s;
+  switch (f->path) {
+    case OptPath::MmaFixed:
+      s = "mma k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) + " rows " +
+          std::to_string(f->rows_per_unit);
+      break;
+    case OptPath::MmaAny:
+      s = "mma-any k" + std::to_string(f->geo.size) + " chunks " + std::to_string(f->chunks) +
+          " planes " + std::to_string(f->planes);
+      break;
+    case OptPath::Direct:
+      s = "direct" + (f->why.empty() ? std::string() : " (" + f->why + ")");
+      break;
+  }
+  return s + ", " + std::to_string(f->threads) + " threads";
+}
+
+Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
+  return apply_prepared(in, kernel, border, out, timings);
+}
+
+}  // namespace parvis::filter

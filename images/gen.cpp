@@ -827,27 +827,33 @@ struct LineTruth {
   bool full;
 };
 
-std::vector<Image> render_line(const LineClip& clip, Image* tpl, std::vector<LineTruth>* truth) {
-  std::vector<Image> frames;
-  for (int f = 0; f < clip.frames; ++f) {
-    CapsuleScene sc;
-    sc.width = clip.width, sc.height = clip.height, sc.scale = clip.scale, sc.seed = clip.seed;
-    sc.lane_pitch = clip.pitch;
-    sc.belt_shift = f * clip.speed;
-    sc.frame = f;
-    std::vector<Capsule> capsules;
-    frames.push_back(render_capsules(sc, &capsules));
-    const CapsuleLayout L = capsule_layout(sc);
-    for (const Capsule& c : capsules) {
-      const Rect r = template_rect(L, c);
-      if (!inside(frames.back(), r)) continue;
-      if (truth) truth->push_back({f, r, c.filled});
-      if (f == 0 && tpl && c.row == L.full_row && c.col == L.full_col) *tpl = crop(frames.back(), r);
-    }
+// Frame f of the clip (a one-element vector); `truth` receives its capsules in view, `tpl`
+// (frame 0 only) the template.
+std::vector<Image> render_line_frame(const LineClip& clip, int f, Image* tpl, std::vector<LineTruth>* truth) {
+  CapsuleScene sc;
+  sc.width = clip.width, sc.height = clip.height, sc.scale = clip.scale, sc.seed = clip.seed;
+  sc.lane_pitch = clip.pitch;
+  sc.belt_shift = f * clip.speed;
+  sc.frame = f;
+  std::vector<Capsule> capsules;
+  std::vector<Image> frame;
+  frame.push_back(render_capsules(sc, &capsules));
+  const CapsuleLayout L = capsule_layout(sc);
+  for (const Capsule& c : capsules) {
+    const Rect r = template_rect(L, c);
+    if (!inside(frame[0], r)) continue;
+    if (truth) truth->push_back({f, r, c.filled});
+    if (f == 0 && tpl && c.row == L.full_row && c.col == L.full_col) *tpl = crop(frame[0], r);
   }
-  if (tpl && tpl->empty())
+  if (f == 0 && tpl && tpl->empty())
     die(Status::bad_input("a " + std::to_string(clip.width) + "x" + std::to_string(clip.height) +
                           " production line has no room for a template in frame 0"));
+  return frame;
+}
+
+std::vector<Image> render_line(const LineClip& clip, Image* tpl, std::vector<LineTruth>* truth) {
+  std::vector<Image> frames;
+  for (int f = 0; f < clip.frames; ++f) frames.push_back(render_line_frame(clip, f, tpl, truth)[0]);
   return frames;
 }
 
@@ -902,6 +908,15 @@ void write_line_testdata(const std::string& dir) {
   }
   write_bytes(join_path(dir, "line.rgb"), rgb, "raw rgb24");
   write_bytes(join_path(dir, "line.gray"), gray, "raw gray");
+  // Raw yuv420p (limited): the Y4M frames without their header and FRAME lines.
+  std::vector<uint8_t> yuv;
+  const Y4mSpec raw420{"420", 2, 2, false, YuvRange::Limited, false};
+  for (const Image& f : frames) {
+    std::vector<uint8_t> one;
+    append_y4m_frame(f, raw420, &one);
+    yuv.insert(yuv.end(), one.begin() + 6, one.end());
+  }
+  write_bytes(join_path(dir, "line.yuv"), yuv, "raw yuv420p, limited range");
 
   LineClip odd;
   odd.width = 161, odd.height = 87, odd.frames = 6;
@@ -954,7 +969,8 @@ const char kUsage[] =
     "                                capsule_template.bmp, capsule_empty_template.bmp,\n"
     "                                capsules_small.bmp (320x200), capsules_small_template.bmp\n"
     "  parvis-gen testdata DIR       every input of the test cases (noise, odd sizes, flat,\n"
-    "                                gradient, blur maps, capsule scenes, capsules.y4m)\n"
+    "                                gradient, blur maps, capsule scenes, capsules.y4m,\n"
+    "                                the production line clips line*.y4m)\n"
     "  parvis-gen crop IN X Y W H OUT   cut a rectangle (must lie inside IN)\n"
     "  parvis-gen noise WxH OUT [--seed S] [--gray]   uniform noise 0..255 per channel\n"
     "  parvis-gen scene WxH OUT [--seed S] [--kind capsules|natural] [--scale N]\n"
@@ -962,6 +978,12 @@ const char kUsage[] =
     "                                a capsule line (template: a filled capsule, exact match)\n"
     "                                or a natural-looking aerial view (template cut from it,\n"
     "                                default 479x432 where it fits); prints where it was cut\n"
+    "  parvis-gen line WxH OUT.y4m [--frames N] [--scale N] [--speed PX] [--seed S]\n"
+    "                  [--chroma 420|422|444|mono] [--range full|limited]\n"
+    "                  [--template TPL_OUT] [--truth CSV_OUT]\n"
+    "                                the production line video: one lane of capsules passing\n"
+    "                                the camera, full and empty; the template (the capsule in\n"
+    "                                the middle of frame 0) and the ground truth per frame\n"
     "\n"
     "The output format follows the extension (.bmp, .pgm, .ppm; .png with stb).\n"
     "Exit codes: 0 ok, 1 usage, 2 bad input, 3 runtime error.\n";
@@ -1091,6 +1113,65 @@ int cmd_scene(int argc, char** argv) {
   return kExitOk;
 }
 
+int cmd_line(int argc, char** argv) {
+  LineClip clip;
+  std::string chroma = "420", range = "full", tpl_out, truth_out;
+  int seed = int(clip.seed), scale = 0;
+  ArgParser p("usage: parvis-gen line WxH OUT.y4m [options]   the production line video (Y4M)");
+  p.option("--frames", &clip.frames, "N", "how many frames (default 60)");
+  p.option("--scale", &scale, "N", "capsule size: 1 = 42x22 px (default: H/88)");
+  p.option("--speed", &clip.speed, "PX", "belt movement per frame at scale 1 (default 8)");
+  p.option("--seed", &seed, "S", "PRNG seed (default 20250004, the test clip's)");
+  p.option("--chroma", &chroma, "420|422|444|mono", "Y4M colour space (default 420: C420jpeg)");
+  p.option("--range", &range, "full|limited", "YUV range, written as XCOLORRANGE (default full)");
+  p.option("--template", &tpl_out, "FILE", "also write the template (the capsule in the middle of frame 0)");
+  p.option("--truth", &truth_out, "FILE.csv", "also write the ground truth: frame,x,y,full per capsule in view");
+  std::vector<std::string> pos;
+  Status s = p.parse(argc, argv, 2, &pos);
+  if (!s.ok()) return usage_error(s.message);
+  if (p.help_requested()) {
+    std::fputs(p.help_text().c_str(), stdout);
+    return kExitOk;
+  }
+  if (pos.size() != 2) return usage_error("line takes WxH OUT.y4m");
+  s = parse_size(pos[0], &clip.width, &clip.height);
+  if (!s.ok()) return usage_error(s.message);
+  if (clip.frames < 1 || clip.speed < 0 || seed < 0 || scale < 0) return usage_error("line: --frames, --speed, --seed, --scale must be positive");
+  Y4mSpec spec;
+  if (chroma == "422") spec = {"422", 2, 1, false};
+  else if (chroma == "444") spec = {"444", 1, 1, false};
+  else if (chroma == "mono") spec = {"mono", 1, 1, true};
+  else if (chroma != "420") return usage_error("--chroma must be 420, 422, 444 or mono");
+  if (range != "full" && range != "limited") return usage_error("--range must be full or limited");
+  spec.range = range == "full" ? video::YuvRange::Full : video::YuvRange::Limited;
+  clip.seed = uint64_t(seed);
+  clip.scale = scale > 0 ? scale : std::max(1, clip.height / 88);
+  clip.pitch = 120 * clip.scale;
+  clip.speed *= clip.scale;
+  s = check_image_size(clip.width, clip.height, 3);
+  if (!s.ok()) die(s);
+  std::vector<LineTruth> truth;
+  Image tpl;
+  std::vector<uint8_t> bytes;
+  const std::string header = y4m_header_of(spec, clip.width, clip.height);
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  const int frames = clip.frames;
+  for (int f = 0; f < frames; ++f)
+    append_y4m_frame(render_line_frame(clip, f, &tpl, &truth)[0], spec, &bytes);
+  write_bytes(pos[1], bytes, std::to_string(frames) + " frames of " + pos[0] + ", C" + spec.colourspace);
+  if (!tpl_out.empty()) {
+    s = image_write(tpl_out, tpl);
+    if (!s.ok()) die(s);
+    std::printf("template %s: %dx%d at x=%d y=%d in frame 0\n", tpl_out.c_str(), tpl.width, tpl.height,
+                truth.empty() ? 0 : truth[0].at.x, truth.empty() ? 0 : truth[0].at.y);
+  }
+  if (!truth_out.empty()) {
+    const std::string csv = truth_csv(truth);
+    write_bytes(truth_out, std::vector<uint8_t>(csv.begin(), csv.end()), "ground truth");
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1112,5 +1193,6 @@ int main(int argc, char** argv) {
   if (cmd == "crop") return cmd_crop(argc, argv);
   if (cmd == "noise") return cmd_noise(argc, argv);
   if (cmd == "scene") return cmd_scene(argc, argv);
+  if (cmd == "line") return cmd_line(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }

@@ -1,5 +1,5 @@
-// The host pipeline (video.hpp): frames converted to RGB and grey on the reader thread
-// (frame_to_rgb_gray), matched with the version's prepared matcher (match::matcher_run) and
+// The host pipeline (video.hpp): frames converted to grey (and RGB where asked) on the reader
+// thread (frame_to_rgb_gray), matched with the version's prepared matcher (match::matcher_run) and
 // counted with its colour filter (color::count_in_rect), in frame order on the caller's
 // thread. It serves every version: on a CUDA version matcher_run uploads the grey frame itself.
 // Per frame nothing is allocated here: slots, images and the result are reused.
@@ -38,9 +38,11 @@ class HostPipeline : public Pipeline {
     return image_alloc(fmt_.width, fmt_.height, 1, &slot->gray);
   }
 
+  // The whole frame's grey; its RGB too only when someone wants it on the host (--out,
+  // --save-frame): the colour check needs only the matched rectangle's (submit).
   Status prepare(FrameSlot* slot) override {
-    frame_to_rgb_gray(fmt_, slot->bytes, &slot->rgb, &slot->gray);
-    slot->have_rgb = true;
+    frame_to_rgb_gray(fmt_, slot->bytes, config_.need_host_rgb ? &slot->rgb : nullptr, &slot->gray);
+    slot->have_rgb = config_.need_host_rgb;
     return Status::Ok();
   }
 
@@ -53,8 +55,9 @@ class HostPipeline : public Pipeline {
     r.best = result_.best[0];
     r.have_color = config_.color.enabled;
     if (r.have_color) {
-      PARVIS_TRY(color::count_in_rect(slot->rgb, Rect{r.best.x, r.best.y, tw_, th_},
-                                      config_.color.range, &count_));
+      const Rect rect{r.best.x, r.best.y, tw_, th_};
+      if (!slot->have_rgb) rect_to_rgb(fmt_, slot->bytes, rect, &slot->rgb);
+      PARVIS_TRY(color::count_in_rect(slot->rgb, rect, config_.color.range, &count_));
       r.matching = count_.matching;
       r.total = count_.total;
       r.full = double(r.matching) / double(r.total) >= config_.color.full_ratio;

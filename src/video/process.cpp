@@ -36,10 +36,9 @@ std::string find_program(const std::string& program) {
   return "";
 }
 
-Status ffmpeg_missing(const std::string& program, const std::string& why) {
-  return Status::bad_input(why + ", and ffmpeg was not found (" + program +
-                           "): install ffmpeg, or convert the video first: ffmpeg -i IN "
-                           "-pix_fmt yuv420p IN.y4m");
+Status ffmpeg_missing(const std::string& program, const std::string& why, const std::string& instead) {
+  return Status::bad_input(why + ", and ffmpeg was not found (" + program + "): install ffmpeg, or " +
+                           instead);
 }
 
 Child::~Child() {

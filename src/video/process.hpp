@@ -13,8 +13,8 @@ namespace parvis::video {
 // empty when there is none.
 std::string find_program(const std::string& program);
 
-// The message when ffmpeg is needed and missing (exit 2).
-Status ffmpeg_missing(const std::string& program, const std::string& why);
+// The message when ffmpeg is needed and missing (exit 2): why it is needed, what to do instead.
+Status ffmpeg_missing(const std::string& program, const std::string& why, const std::string& instead);
 
 class Child {
  public:

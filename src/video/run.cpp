@@ -62,11 +62,11 @@ class ResultWriter {
         if (o_.times) add(",%.3f", r.ms);
         break;
       case OutputFormat::Json:
-        add("{\"frame\":%lld,\"x\":%d,\"y\":%d,\"score\":%llu", index, r.best.x, r.best.y, score);
+        add("{\"frame\": %lld, \"x\": %d, \"y\": %d, \"score\": %llu", index, r.best.x, r.best.y, score);
         if (color)
-          add(",\"matching\":%llu,\"total\":%llu,\"fraction\":%s,\"verdict\":\"%s\"", matching, total,
+          add(", \"matching\": %llu, \"total\": %llu, \"fraction\": %s, \"verdict\": \"%s\"", matching, total,
               frac, verdict);
-        if (o_.times) add(",\"ms\":%.3f", r.ms);
+        if (o_.times) add(", \"ms\": %.3f", r.ms);
         add("}");
         break;
     }
@@ -90,9 +90,9 @@ class ResultWriter {
         break;
       }
       case OutputFormat::Json:
-        std::fprintf(o_.results, "{\"summary\":{\"frames\":%lld", frames);
-        if (color) std::fprintf(o_.results, ",\"full\":%lld,\"empty\":%lld", full, empty);
-        if (o_.times) std::fprintf(o_.results, ",\"seconds\":%.6f,\"fps\":%.3f", s.seconds, fps);
+        std::fprintf(o_.results, "{\"summary\": {\"frames\": %lld", frames);
+        if (color) std::fprintf(o_.results, ", \"full\": %lld, \"empty\": %lld", full, empty);
+        if (o_.times) std::fprintf(o_.results, ", \"seconds\": %.6f, \"fps\": %.3f", s.seconds, fps);
         std::fprintf(o_.results, "}}\n");
         break;
     }

@@ -174,7 +174,7 @@ class FfmpegSink : public AnnotatedSink {
  public:
   Status open(const std::string& path, const FrameFormat& in, const std::string& program) {
     const std::string exe = find_program(program);
-    if (exe.empty()) return ffmpeg_missing(program, "--out " + path + " is not a .y4m file");
+    if (exe.empty()) return ffmpeg_missing(program, "--out " + path + " is not a .y4m file", "write .y4m");
     path_ = path;
     PARVIS_TRY(annotator_.init(in));
     PARVIS_TRY(file_.create(path));

@@ -85,9 +85,10 @@ class Y4mSource : public FrameSource {
       *end = true;
       return Status::Ok();
     }
+    const bool cut = !complete && got < kY4mMaxFrameLine;  // the stream ended inside the line
     if (!complete || line_.compare(0, 5, "FRAME") != 0 || (line_.size() > 5 && line_[5] != ' '))
       return Status::bad_input(name_ + ": frame " + std::to_string(index_) +
-                               (complete ? " does not start with a FRAME line" : " is truncated (in its FRAME line)"));
+                               (cut ? " is truncated (in its FRAME line)" : " does not start with a FRAME line"));
     PARVIS_TRY(read_payload(in_, index_, dst, fmt_.frame_bytes(), true, end));
     ++index_;
     return Status::Ok();
@@ -128,7 +129,9 @@ class FfmpegSource : public FrameSource {
   explicit FfmpegSource(const std::string& name) { name_ = name; }
   Status open(const std::string& program, const std::string& path) {
     const std::string exe = find_program(program);
-    if (exe.empty()) return ffmpeg_missing(program, path + " is not a Y4M file");
+    if (exe.empty())
+      return ffmpeg_missing(program, path + " is not a Y4M file",
+                            "convert it first: ffmpeg -i IN -pix_fmt yuv420p IN.y4m");
     PARVIS_TRY(child_.start(exe,
                             {program, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", path,
                              "-map", "0:v:0", "-f", "image2pipe", "-c:v", "ppm", "-pix_fmt",
@@ -250,7 +253,8 @@ Status open_source(const SourceOptions& o, std::unique_ptr<FrameSource>* out) {
     have = ::pread(input->fd(), magic, sizeof magic, 0);
     if (have < 0) return Status::bad_input("cannot read " + name + ": " + std::strerror(errno));
     if (have == 0) return Status::bad_input(name + " is empty");
-    if (have < 9 || std::memcmp(magic, "YUV4MPEG2", 9) != 0) {
+    // Anything that starts like a Y4M header is ours to judge (a bad one is bad input here).
+    if (have < 8 || std::memcmp(magic, "YUV4MPEG", 8) != 0) {
       if (o.range != RangeChoice::Auto || o.matrix != YuvMatrix::Bt601)
         return Status::usage("--range and --matrix apply to Y4M and raw YUV input; ffmpeg converts " + name + " to RGB itself");
       auto ff = std::make_unique<FfmpegSource>(name);

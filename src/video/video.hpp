@@ -56,11 +56,13 @@ struct FrameFormat {
   std::string describe() const;
 };
 
-// A frame's bytes -> its RGB (3 channels) and grey (gray_of of that RGB), both already
-// allocated at the frame's size: the one host conversion every version's results are defined
-// by (docs/DESIGN.md, "Video"). Chroma is upsampled by repetition: a Cb/Cr sample serves every
-// pixel of its sx x sy block.
+// A frame's bytes -> its grey (gray_of of its RGB) and, when `rgb` is not null, its RGB (3
+// channels), both already allocated at the frame's size: the one host conversion every
+// version's results are defined by (docs/DESIGN.md, "Video"). Chroma is upsampled by
+// repetition: a Cb/Cr sample serves every pixel of its sx x sy block.
 void frame_to_rgb_gray(const FrameFormat& fmt, const uint8_t* bytes, Image* rgb, Image* gray);
+// The same RGB for the pixels of `r` only (the matched rectangle, for the colour check).
+void rect_to_rgb(const FrameFormat& fmt, const uint8_t* bytes, Rect r, Image* rgb);
 
 // What the colour check asks (match's --color / --hsv-min / --hsv-max / --full-ratio).
 struct ColorCheck {
@@ -75,7 +77,7 @@ struct FrameSlot {
   int64_t index = -1;    // the frame's number in the stream, from 0
   uint8_t* bytes = nullptr;  // FrameFormat::frame_bytes(), owned by the pipeline (init_slot)
   Image rgb, gray;           // host conversions (Pipeline::prepare), reused frame after frame
-  bool have_rgb = false;     // rgb and gray hold this frame
+  bool have_rgb = false;     // rgb holds this whole frame (gray always does, once prepared)
   double prepare_ms = 0;     // time of prepare() on the reader thread
 };
 

@@ -918,6 +918,22 @@ void write_line_testdata(const std::string& dir) {
   }
   write_bytes(join_path(dir, "line.yuv"), yuv, "raw yuv420p, limited range");
 
+  // Noise straight into the planes (every Y, Cb, Cr value, no structure): the conversion's
+  // test, pinned by video.cases and checked against numpy by tests/video_yuv_reference.py.
+  auto noise_y4m = [&](const std::string& name, const std::string& header, size_t frame_bytes, int frames, uint64_t seed) {
+    std::vector<uint8_t> bytes(header.begin(), header.end());
+    Rng rng(seed);
+    for (int f = 0; f < frames; ++f) {
+      static const char kFrame[] = "FRAME\n";
+      bytes.insert(bytes.end(), kFrame, kFrame + 6);
+      for (size_t i = 0; i < frame_bytes; ++i) bytes.push_back(uint8_t(rng.next() >> 56));
+    }
+    write_bytes(join_path(dir, name), bytes, "YUV noise");
+  };
+  noise_y4m("yuv_noise_1027x769_420.y4m", "YUV4MPEG2 W1027 H769 F25:1 C420jpeg XCOLORRANGE=LIMITED\n",
+            1027 * 769 + 2 * 514 * 385, 2, 108);
+  noise_y4m("yuv_noise_333x111_444.y4m", "YUV4MPEG2 W333 H111 F25:1 C444 XCOLORRANGE=FULL\n", 333 * 111 * 3, 1, 109);
+
   LineClip odd;
   odd.width = 161, odd.height = 87, odd.frames = 6;
   write_bytes(join_path(dir, "line_odd.y4m"),

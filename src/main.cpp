@@ -23,7 +23,7 @@ void print_help() {
       "               [--border zero|replicate|reflect101]\n"
       "  ./main blur IN... OUT... [--map MAP.png | --radial] [--sigma-max S]\n"
       "  ./main integral IN | --random WxH [--type auto|u32|u64|f64] [--squared] [--out X.npy]\n"
-      "  ./main video IN.y4m|- TEMPLATE [--out annotated.y4m] [--csv|--json]\n"
+      "  ./main video IN.y4m|VIDEO|- TEMPLATE [--color blue] [--out annotated.y4m] [--csv|--json]\n"
       "  ./main bench OP ...       benchmarks (./main bench --help)\n"
       "  ./main selftest          the seeds' worked examples on this version\n"
       "  ./main device            what this version computes on\n"
@@ -41,6 +41,7 @@ struct BenchEntry {
 };
 const BenchEntry kBenches[] = {
     {"match", bench_match},
+    {"video", bench_video},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"

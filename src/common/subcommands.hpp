@@ -16,6 +16,7 @@ int cli_blur(int argc, char** argv);
 int cli_integral(int argc, char** argv);
 int cli_video(int argc, char** argv);
 int bench_match(int argc, char** argv);  // ./main bench match ...
+int bench_video(int argc, char** argv);  // ./main bench video ...
 
 // What this executable computes on: "cpu" or the CUDA device's name. A CUDA version
 // with no usable device returns a runtime error (exit 3). Defined per kind of version.

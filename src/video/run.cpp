@@ -163,6 +163,7 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
   size_t head = 0, count = 0;
   FrameResult res;
   const double t0 = now_ms();
+  double t_first = t0;
   Status failure;
   bool more = true;
   while (more || count > 0) {
@@ -202,13 +203,16 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
       failure = Status::runtime("cannot write the results (the reader of stdout went away?)");
       break;
     }
+    if (stats->frames == 0) t_first = now_ms();
     ++stats->frames;
     if (res.have_color) ++(res.full ? stats->full : stats->empty);
     stats->prepare_ms += prepare_ms;
     stats->frame_ms += res.ms;
     progress.update(stats->frames, now_ms() - t0);
   }
-  stats->seconds = (now_ms() - t0) / 1000.0;
+  const double t_end = now_ms();
+  stats->seconds = (t_end - t0) / 1000.0;
+  stats->steady_seconds = (t_end - t_first) / 1000.0;
   progress.clear();
   if (!failure.ok()) return failure;
 

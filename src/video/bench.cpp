@@ -96,17 +96,12 @@ class ReaderOnly : public video::Pipeline {
  public:
   explicit ReaderOnly(bool convert) : convert_(convert) {}
   Status start(const FrameFormat& fmt, int slots) override {
-    fmt_ = fmt;
-    raw_.resize(size_t(slots));
+    slots_.start(fmt, slots);
     return Status::Ok();
   }
-  Status init_slot(int i, FrameSlot* slot) override {
-    raw_[size_t(i)].assign(fmt_.frame_bytes(), 0);
-    slot->bytes = raw_[size_t(i)].data();
-    return image_alloc(fmt_.width, fmt_.height, 1, &slot->gray);
-  }
+  Status init_slot(int i, FrameSlot* slot) override { return slots_.init_slot(i, slot, false); }
   Status prepare(FrameSlot* slot) override {
-    if (convert_) video::frame_to_rgb_gray(fmt_, slot->bytes, nullptr, &slot->gray);
+    if (convert_) video::frame_to_rgb_gray(slots_.format(), slot->bytes, nullptr, &slot->gray);
     return Status::Ok();
   }
   Status submit(FrameSlot* slot) override {
@@ -123,8 +118,7 @@ class ReaderOnly : public video::Pipeline {
 
  private:
   bool convert_;
-  FrameFormat fmt_;
-  std::vector<std::vector<uint8_t>> raw_;
+  video::HostSlots slots_;
   int64_t last_ = -1;
 };
 

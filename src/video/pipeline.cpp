@@ -26,22 +26,17 @@ class HostPipeline : public Pipeline {
       return Status::bad_input("the frames (" + std::to_string(fmt.width) + "x" +
                                std::to_string(fmt.height) + ") are smaller than the template (" +
                                std::to_string(tw_) + "x" + std::to_string(th_) + ")");
-    fmt_ = fmt;
-    raw_.resize(size_t(slots));
+    slots_.start(fmt, slots);
     return Status::Ok();
   }
 
-  Status init_slot(int i, FrameSlot* slot) override {
-    raw_[size_t(i)].assign(fmt_.frame_bytes(), 0);
-    slot->bytes = raw_[size_t(i)].data();
-    PARVIS_TRY(image_alloc(fmt_.width, fmt_.height, 3, &slot->rgb));
-    return image_alloc(fmt_.width, fmt_.height, 1, &slot->gray);
-  }
+  // RGB images always: the colour check converts the matched rectangle into it.
+  Status init_slot(int i, FrameSlot* slot) override { return slots_.init_slot(i, slot, true); }
 
   // The whole frame's grey; its RGB too only when someone wants it on the host (--out,
   // --save-frame): the colour check needs only the matched rectangle's (submit).
   Status prepare(FrameSlot* slot) override {
-    frame_to_rgb_gray(fmt_, slot->bytes, config_.need_host_rgb ? &slot->rgb : nullptr, &slot->gray);
+    frame_to_rgb_gray(slots_.format(), slot->bytes, config_.need_host_rgb ? &slot->rgb : nullptr, &slot->gray);
     slot->have_rgb = config_.need_host_rgb;
     return Status::Ok();
   }
@@ -56,7 +51,7 @@ class HostPipeline : public Pipeline {
     r.have_color = config_.color.enabled;
     if (r.have_color) {
       const Rect rect{r.best.x, r.best.y, tw_, th_};
-      if (!slot->have_rgb) rect_to_rgb(fmt_, slot->bytes, rect, &slot->rgb);
+      if (!slot->have_rgb) rect_to_rgb(slots_.format(), slot->bytes, rect, &slot->rgb);
       PARVIS_TRY(color::count_in_rect(slot->rgb, rect, config_.color.range, &count_));
       r.matching = count_.matching;
       r.total = count_.total;
@@ -82,8 +77,7 @@ class HostPipeline : public Pipeline {
   PipelineConfig config_;
   int tw_, th_;
   match::MatcherPtr matcher_;
-  FrameFormat fmt_;
-  std::vector<std::vector<uint8_t>> raw_;
+  HostSlots slots_;
   match::Result result_;
   color::CountResult count_;
   FrameResult pending_;

@@ -4,6 +4,7 @@
 #include "video/run.hpp"
 
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdlib>
 #include <memory>
 
@@ -41,11 +42,7 @@ class ResultWriter {
     const char* verdict = r.full ? "full" : "empty";
     char frac[40];
     shortest(frac, sizeof frac, fraction);
-    int n = 0;
-    const size_t cap = sizeof line_;
-    auto add = [&](const char* fmt, auto... args) {
-      if (n >= 0 && size_t(n) < cap) n += std::snprintf(line_ + n, cap - size_t(n), fmt, args...);
-    };
+    used_ = 0;
     const long long index = r.index;
     const unsigned long long score = r.best.score, matching = r.matching, total = r.total;
     switch (o_.format) {
@@ -99,8 +96,22 @@ class ResultWriter {
   }
 
  private:
+  // Appends to line_ (a fixed buffer: no allocation per frame).
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  void add(const char* fmt, ...) {
+    if (used_ >= sizeof line_) return;
+    va_list args;
+    va_start(args, fmt);
+    const int n = std::vsnprintf(line_ + used_, sizeof line_ - used_, fmt, args);
+    va_end(args);
+    if (n > 0) used_ += size_t(n);
+  }
+
   const RunOptions& o_;
   char line_[512];
+  size_t used_ = 0;
 };
 
 // "\rframe 120 of 795, 245.1 frames/s" on stderr, at most five times a second.

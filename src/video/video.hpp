@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "color/color.hpp"
 #include "common/image.hpp"
@@ -118,6 +119,27 @@ class Pipeline {
   // The template's size (the matched rectangle's).
   virtual int template_width() const = 0;
   virtual int template_height() const = 0;
+};
+
+// Host memory for the reader's slots — each frame's bytes, its grey image and (with `rgb`) its
+// RGB image — made once, for pipelines that work on host frames.
+class HostSlots {
+ public:
+  void start(const FrameFormat& fmt, int slots) {
+    fmt_ = fmt;
+    bytes_.assign(size_t(slots), {});
+  }
+  Status init_slot(int i, FrameSlot* slot, bool rgb) {
+    bytes_[size_t(i)].assign(fmt_.frame_bytes(), 0);
+    slot->bytes = bytes_[size_t(i)].data();
+    if (rgb) PARVIS_TRY(image_alloc(fmt_.width, fmt_.height, 3, &slot->rgb));
+    return image_alloc(fmt_.width, fmt_.height, 1, &slot->gray);
+  }
+  const FrameFormat& format() const { return fmt_; }
+
+ private:
+  FrameFormat fmt_;
+  std::vector<std::vector<uint8_t>> bytes_;
 };
 
 // The pipeline of this version for this configuration. Today: the host pipeline on every

@@ -163,7 +163,7 @@ std::string thread_field() {
 
 int bench_video(int argc, char** argv) {
   std::string input, only_sizes = "16,64,128";
-  int frames = 24, passes_max = 20;
+  int frames = 24, passes_max = 20, jobs = 1;
   double seconds = 2.0;
   ArgParser args(
       "usage: ./main bench video [--templates 16,64,128] [--frames N] [--seconds S] [--input FILE.y4m]\n"
@@ -177,11 +177,14 @@ int bench_video(int argc, char** argv) {
   args.option("--frames", &frames, "N", "frames in the clip (default 24)");
   args.option("--seconds", &seconds, "S", "time budget per measurement (default 2)");
   args.option("--max-passes", &passes_max, "N", "at most N passes over the clip per measurement (default 20)");
+  args.option("--jobs", &jobs, "N", "frames matched at once, as ./main video --jobs (default 1); the\n"
+              "threads field then reads T*N");
   args.option("--input", &input, "FILE.y4m", "use this clip instead of making one (templates cut from its frame 0 centre)");
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   if (!pos.empty()) return report_failure(Status::usage("bench video takes no positional arguments"));
-  if (frames < 2 || passes_max < 1) return report_failure(Status::usage("--frames must be at least 2, --max-passes at least 1"));
+  if (frames < 2 || passes_max < 1 || jobs < 1 || jobs > 64)
+    return report_failure(Status::usage("--frames must be at least 2, --max-passes and --jobs at least 1"));
   std::vector<int> sizes;
   {
     std::string t = only_sizes + ",";
@@ -240,7 +243,7 @@ int bench_video(int argc, char** argv) {
     Status cs = color::count_in_rect(rgb0, Rect{0, 0, 1, 1}, color::HsvRange(), &c);
     if (!cs.ok() && cs.message.find("not implemented") != std::string::npos) have_color = false;
   }
-  const std::string threads = thread_field();
+  const std::string threads = thread_field() + (jobs > 1 ? "*" + std::to_string(jobs) : "");
   const std::string clip = "video:" + std::to_string(fmt.width) + "x" + std::to_string(fmt.height) + "-" +
                            (made ? "420" : "file");
   FILE* null_out = std::fopen("/dev/null", "w");
@@ -304,6 +307,7 @@ int bench_video(int argc, char** argv) {
     // End to end: run_video over the file, results into /dev/null.
     video::RunOptions o;
     o.source.path = path;
+    o.pipeline.jobs = jobs;
     o.results = null_out;
     o.times = true;
     if (have_color) {

@@ -94,6 +94,7 @@ int cli_video(int argc, char** argv) {
   std::string ffmpeg = "ffmpeg";
   std::vector<std::string> save_texts;
   double full_ratio = 0.2;
+  int jobs = 1;
   bool csv = false, json = false, no_time = false;
   ArgParser args(
       "usage: ./main video IN TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
@@ -127,6 +128,9 @@ int cli_video(int argc, char** argv) {
   args.repeated("--save-frame", &save_texts, "N:FILE",
                 "also write frame N as matched (its RGB) to FILE (.ppm, .bmp, .png); repeatable");
   args.flag("--no-time", &no_time, "leave the times out of the results (reproducible output)");
+  args.option("--jobs", &jobs, "N",
+              "match N frames at once, one matcher each (default 1); with omp set OMP_NUM_THREADS "
+              "to cores / N");
   args.option("--ffmpeg", &ffmpeg, "PATH", "the ffmpeg to run for other formats (default: ffmpeg on PATH)");
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
@@ -144,6 +148,8 @@ int cli_video(int argc, char** argv) {
   if (s.ok()) s = parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &o.pipeline.color);
   if (s.ok() && !frames_text.empty()) s = parse_frames(frames_text, &o.first, &o.last);
   if (s.ok() && csv && json) s = Status::usage("--csv and --json exclude each other");
+  if (s.ok() && (jobs < 1 || jobs > 64)) s = Status::usage("--jobs must lie in 1..64");
+  o.pipeline.jobs = jobs;
   if (s.ok() && !pix_fmt.empty() && raw_size.empty()) s = Status::usage("--pix-fmt goes with --raw WxH");
   if (s.ok() && !pix_fmt.empty()) {
     video::FrameFormat f;

@@ -185,11 +185,12 @@ class FfmpegSource : public FrameSource {
       return Status::Ok();
     }
     *end = false;
-    const std::string bad = name_ + ": ffmpeg's frame " + std::to_string(index_) + " is not a binary PPM";
-    if (avail < 2 || p[0] != 'P' || p[1] != '6') return Status::bad_input(bad);
-    uint8_t c = 0;
+    auto bad = [&] { return Status::bad_input(name_ + ": ffmpeg's frame " + std::to_string(index_) + " is not a binary PPM"); };
+    if (avail < 2 || p[0] != 'P' || p[1] != '6') return bad();
+    uint8_t magic[2];
     size_t got = 0;
-    in_->read(&c, 1, &got), in_->read(&c, 1, &got);
+    PARVIS_TRY(in_->read(magic, 2, &got));  // "P6", peeked above
+    uint8_t c = 0;
     int64_t values[3] = {0, 0, 0};
     for (int64_t& v : values) {
       PARVIS_TRY(in_->read(&c, 1, &got));
@@ -200,9 +201,9 @@ class FfmpegSource : public FrameSource {
         ++digits;
         PARVIS_TRY(in_->read(&c, 1, &got));
       }
-      if (digits == 0 || got != 1) return Status::bad_input(bad);
+      if (digits == 0 || got != 1) return bad();
     }
-    if (values[2] != 255 || values[0] < 1 || values[1] < 1) return Status::bad_input(bad);
+    if (values[2] != 255 || values[0] < 1 || values[1] < 1) return bad();
     PARVIS_TRY(check_image_size(values[0], values[1], 3));
     *w = int(values[0]), *h = int(values[1]);
     return Status::Ok();

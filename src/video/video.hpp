@@ -95,6 +95,7 @@ struct PipelineConfig {
   match::Params match;
   ColorCheck color;
   bool need_host_rgb = false;  // --out or --save-frame want the frame's RGB on the host
+  int jobs = 1;                // frames matched at once on the host, one matcher each (--jobs)
 };
 
 // Turns frames into results. Frames are submitted in stream order; collect() returns them in

@@ -33,6 +33,11 @@ for v in $VERSIONS; do
   esac
   echo "running $v ..." >&2
   "$BIN/$v" bench video "$@" >>"$tmp/lines" || echo "note: $v bench exited $?" >&2
+  # omp also frame-parallel: one OpenMP thread per matcher, one matcher per core.
+  if [ "$v" = omp ] && [ "$(nproc)" -gt 1 ]; then
+    echo "running omp, --jobs $(nproc) ..." >&2
+    OMP_NUM_THREADS=1 "$BIN/$v" bench video --jobs "$(nproc)" "$@" >>"$tmp/lines" || echo "note: omp --jobs bench exited $?" >&2
+  fi
   ran=1
 done
 [ $ran = 1 ] || { echo "run_video: no version built under $BIN/ (make first)" >&2; exit 1; }
@@ -45,13 +50,14 @@ awk -v d="$date_now" -v m="$machine" '{ printf "%s,%s,%s,%s,%s,%s,%s\n", d, m, $
 echo
 echo "parvis bench video — $machine — $date_now"
 awk '
-  { key = $2 " " $3
+  { key = $2 " " ($3 == "e2e:match-only" ? "e2e" : $3 == "match" ? "match+color" : $3)
+    col = $1 "(" $4 ")"   # version and threads (omp runs twice: T threads, and 1*N jobs)
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-    if (!($1 in vseen)) { vseen[$1] = 1; vorder[++nv] = $1 }
-    ms[key, $1] = $5; thr[$1] = $4 }
+    if (!(col in vseen)) { vseen[col] = 1; vorder[++nv] = col }
+    ms[key, col] = $5 }
   END {
     printf "%-30s %-16s", "workload", "method"
-    for (j = 1; j <= nv; j++) printf " %20s", vorder[j] "(" thr[vorder[j]] ")"
+    for (j = 1; j <= nv; j++) printf " %20s", vorder[j]
     printf "\n"
     for (i = 1; i <= n; i++) {
       split(order[i], f, " ")
@@ -62,8 +68,11 @@ awk '
       }
       printf "\n"
     }
-    print "ms per frame (median over passes of the clip) and frames/s. e2e: file -> per-frame results;"
-    print "read, read+convert: the reader thread alone; match+color: the compute alone on a frame in"
-    print "memory. e2e cannot beat the slower of the two bounds."
+    print "ms per frame (median over passes of the clip) and frames/s; (threads), 1*N = --jobs N."
+    print "e2e: file -> per-frame results; read, read+convert: the reader thread alone; match+color:"
+    print "the compute alone on a frame in memory, one frame at a time. e2e cannot beat the slower of"
+    print "the two bounds, except with"
+    print "--jobs N (frames side by side). Versions without the colour filter time the match alone"
+    print "(e2e:match-only, match: shown in the e2e and match+color rows)."
   }' "$tmp/lines"
 echo "appended to $CSV"

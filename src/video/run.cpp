@@ -221,6 +221,15 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
     stats->frame_ms += res.ms;
     progress.update(stats->frames, now_ms() - t0);
   }
+  // After a failure, frames may still be in flight on the pipeline's workers, in slots the
+  // reader owns: let them finish before anything is torn down.
+  while (count > 0) {
+    FrameResult ignored;
+    (void)pipeline->collect(&ignored);
+    reader.release(in_flight[head]);
+    head = (head + 1) % in_flight.size();
+    --count;
+  }
   const double t_end = now_ms();
   stats->seconds = (t_end - t0) / 1000.0;
   stats->steady_seconds = (t_end - t_first) / 1000.0;

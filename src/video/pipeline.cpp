@@ -6,6 +6,7 @@
 // serves every version: on a CUDA version matcher_run uploads the grey frame itself.
 // Per frame nothing is allocated here: slots, images and results are reused.
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -113,7 +114,12 @@ class HostPipeline : public Pipeline {
       if (stop_) return;
       FrameSlot* slot = w->slot;
       lock.unlock();
-      const Status s = run_frame(w, slot);
+      Status s;
+      try {  // nothing may escape a thread: an exception becomes the frame's Status
+        s = run_frame(w, slot);
+      } catch (const std::exception& e) {
+        s = Status::runtime(std::string("frame ") + std::to_string(slot->index) + ": " + e.what());
+      }
       lock.lock();
       w->status = s;
       w->done = true;

@@ -1,6 +1,9 @@
 // The reader thread (reader.hpp).
 #include "video/reader.hpp"
 
+#include <exception>
+#include <string>
+
 #include "common/cli.hpp"
 
 namespace parvis::video {
@@ -51,15 +54,21 @@ void FrameReader::run() {
     }
     FrameSlot& slot = slots_[size_t(slot_no)];
     bool end = false;
-    status = source_->read_frame(slot.bytes, &end);
-    bool deliver = status.ok() && !end && index >= first_;
-    if (deliver) {
-      slot.index = index;
-      slot.have_rgb = false;
-      const double t0 = now_ms();
-      status = pipeline_->prepare(&slot);
-      slot.prepare_ms = now_ms() - t0;
-      deliver = status.ok();
+    bool deliver = false;
+    try {  // nothing may escape a thread (an allocation failing deep down): it becomes a Status
+      status = source_->read_frame(slot.bytes, &end);
+      deliver = status.ok() && !end && index >= first_;
+      if (deliver) {
+        slot.index = index;
+        slot.have_rgb = false;
+        const double t0 = now_ms();
+        status = pipeline_->prepare(&slot);
+        slot.prepare_ms = now_ms() - t0;
+        deliver = status.ok();
+      }
+    } catch (const std::exception& e) {
+      status = Status::runtime(std::string("reading frame ") + std::to_string(index) + ": " + e.what());
+      deliver = false;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -74,7 +83,12 @@ void FrameReader::run() {
     cv_.notify_all();
     if (!status.ok() || end) break;
   }
-  const Status finished = source_->finish(early || !status.ok());
+  Status finished;
+  try {
+    finished = source_->finish(early || !status.ok());
+  } catch (const std::exception& e) {
+    finished = Status::runtime(e.what());
+  }
   if (status.ok()) status = finished;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -179,7 +179,6 @@ int cli_video(int argc, char** argv) {
   o.format = json ? video::OutputFormat::Json : csv ? video::OutputFormat::Csv : video::OutputFormat::Text;
   o.times = !no_time;
   o.out_path = out_path;
-  o.pipeline.need_host_rgb = !out_path.empty() || !o.save.empty();
   o.progress = ::isatty(2) != 0;
 
   Image tpl;

@@ -144,10 +144,13 @@ class Progress {
 
 Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stats) {
   *stats = RunStats();
-  std::unique_ptr<Pipeline> pipeline;
-  PARVIS_TRY(make_pipeline(gray_template, o.pipeline, &pipeline));
   std::unique_ptr<FrameSource> source;
   PARVIS_TRY(open_source(o.source, &source));
+  // Whole frames in RGB on the host only where an output needs them.
+  PipelineConfig config = o.pipeline;
+  config.need_host_rgb = !o.save.empty() || (!o.out_path.empty() && sink_needs_rgb(o.out_path, source->format()));
+  std::unique_ptr<Pipeline> pipeline;
+  PARVIS_TRY(make_pipeline(gray_template, config, &pipeline));
   stats->format = source->format();
 
   const int depth = pipeline->depth();

@@ -103,7 +103,7 @@ class Y4mSink : public AnnotatedSink {
     in_ = in;
     out_ = in;
     // A YUV stream with chroma keeps its layout; the others become 4:4:4 full-range BT.601.
-    paint_planes_ = in.layout == Layout::Yuv && !in.mono;
+    paint_planes_ = !sink_needs_rgb(path, in);
     if (!paint_planes_) {
       out_.layout = Layout::Yuv;
       out_.chroma_sx = out_.chroma_sy = 1;
@@ -221,6 +221,10 @@ class FfmpegSink : public AnnotatedSink {
 };
 
 }  // namespace
+
+bool sink_needs_rgb(const std::string& path, const FrameFormat& fmt) {
+  return !(file_extension(path) == "y4m" && fmt.layout == Layout::Yuv && !fmt.mono);
+}
 
 Status open_sink(const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
                  std::unique_ptr<AnnotatedSink>* out) {

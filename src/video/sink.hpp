@@ -26,6 +26,10 @@ class AnnotatedSink {
 Status open_sink(const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
                  std::unique_ptr<AnnotatedSink>* out);
 
+// Whether open_sink's sink for `path` reads FrameSlot::rgb (else only the frame's bytes: a
+// YUV stream with chroma written as Y4M is painted in its own planes).
+bool sink_needs_rgb(const std::string& path, const FrameFormat& fmt);
+
 // The rectangle's outline width: 2 px, 3 on frames of 1000 px or more (as match's --out).
 int outline_thickness(int width, int height);
 

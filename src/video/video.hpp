@@ -94,7 +94,7 @@ struct FrameResult {
 struct PipelineConfig {
   match::Params match;
   ColorCheck color;
-  bool need_host_rgb = false;  // --out or --save-frame want the frame's RGB on the host
+  bool need_host_rgb = false;  // an output wants whole frames in RGB on the host (run_video sets it)
   int jobs = 1;                // frames matched at once on the host, one matcher each (--jobs)
 };
 

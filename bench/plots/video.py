@@ -6,10 +6,12 @@ def draw(rows, out_dir, plt):
     paths = []
     for machine in sorted({r["machine"] for r in rows}):
         mine = [r for r in rows if r["machine"] == machine and r["ms"] and r["ms"] > 0]
-        per_template = sorted({r["workload"] for r in mine if r["workload"].count("/") == 1})
+        per_template = sorted({r["workload"] for r in mine if r["workload"].count("/") == 1},
+                              key=lambda w: int(w.rsplit("/", 1)[1].split("x")[0]))
         if not per_template:
             continue
-        versions = sorted({r["version"] for r in mine})
+        # One bar group per version and thread setting (omp runs as T threads and as 1*N jobs).
+        versions = sorted({(r["version"], r["threads"]) for r in mine})
         methods = ["e2e", "match+color", "read+convert"]
         fig, axes = plt.subplots(1, len(per_template), figsize=(4.5 * len(per_template), 4), squeeze=False)
         for ax, workload in zip(axes[0], per_template):
@@ -23,11 +25,12 @@ def draw(rows, out_dir, plt):
                     want = {"e2e": ("e2e", "e2e:match-only"), "match+color": ("match+color", "match"),
                             "read+convert": ("read+convert",)}[method]
                     wl = clip if method == "read+convert" else workload
-                    t = [r["ms"] for r in mine if r["version"] == v and r["workload"] == wl and r["method"] in want]
+                    t = [r["ms"] for r in mine if (r["version"], r["threads"]) == v and r["workload"] == wl
+                         and r["method"] in want]
                     ys.append(1000.0 / min(t) if t else float("nan"))
                 ax.bar([j + i * width for j in range(len(versions))], ys, width, label=method)
             ax.set_xticks([j + 0.4 - width / 2 for j in range(len(versions))])
-            ax.set_xticklabels(versions, fontsize=7)
+            ax.set_xticklabels([f"{v}({t})" for v, t in versions], fontsize=7)
             ax.set_yscale("log")
             ax.set_ylabel("frames/s")
             ax.set_title(workload.replace("video:", ""), fontsize=8)

@@ -26,6 +26,7 @@
 #include "common/image.hpp"
 #include "common/output.hpp"
 #include "image_io.hpp"
+#include "video/yuv.hpp"
 
 using namespace parvis;
 
@@ -175,6 +176,7 @@ struct CapsuleScene {
   uint64_t seed = 1;
   int belt_shift = 0;  // how far the belt has moved to the right (video frames), px
   int frame = 0;       // selects the sensor noise: a new frame, new noise
+  int lane_pitch = 0;  // > 0: one lane of capsules this far apart (the production line video)
 };
 
 // One capsule as drawn, in view coordinates. Geometry in 1/8 pixel (antialiasing and
@@ -210,6 +212,7 @@ CapsuleLayout capsule_layout(const CapsuleScene& sc) {
   L.tpl_w = 50 * s;
   L.tpl_h = 30 * s;
   const int belt_h = std::max(0, sc.height - 2 * L.rail_h);
+  if (sc.lane_pitch > 0) L.pitch_x = sc.lane_pitch, L.pitch_y = std::max(1, belt_h);
   L.rows = std::max(1, belt_h / L.pitch_y);
   L.cols = std::max(1, sc.width / L.pitch_x);
   // Centre the grid on the belt.
@@ -217,7 +220,9 @@ CapsuleLayout capsule_layout(const CapsuleScene& sc) {
   L.y0 = L.rail_h + (belt_h - L.rows * L.pitch_y) / 2 + L.pitch_y / 2;
   L.full_row = (L.rows - 1) / 2;
   L.full_col = L.cols / 2;
-  if (L.rows > 1) {
+  if (sc.lane_pitch > 0) {  // the next capsule along the lane is empty
+    L.empty_row = L.full_row, L.empty_col = L.full_col - 1;
+  } else if (L.rows > 1) {
     L.empty_row = L.full_row + 1, L.empty_col = std::max(0, L.full_col - 1);
   } else if (L.cols > 1) {
     L.empty_row = L.full_row, L.empty_col = L.full_col - 1;
@@ -269,7 +274,7 @@ int coverage(const Pill& p, int x, int y) {
 // 40*scale px and a fine grain, all moving with the belt.
 Color belt_color(const CapsuleScene& sc, const CapsuleLayout& L, int64_t wx, int y) {
   const int s = sc.scale;
-  int v = 66;
+  int v = sc.lane_pitch > 0 ? 196 : 66;  // the production line's belt is light PVC
   v += int(hash_at(sc.seed, 0xBE17, y / std::max(1, s / 2)) % 7) - 3;  // ribs along the belt
   v += int(hash_at(sc.seed, 0x6EA1, wx, y) % 7) - 3;                  // grain
   const int64_t m = floor_mod(wx, 40 * s);
@@ -355,7 +360,9 @@ void draw_capsule(Image* img, const CapsuleScene& sc, const Capsule& c) {
           }
         } else {
           // Empty: a pale, translucent shell through which the belt shows.
-          content = blend(under, {228, 231, 234}, 165);
+          // (On the production line the shell is smoky grey, about as dark as the soap: an
+          // empty capsule differs from a full one in colour, hardly in grey.)
+          content = sc.lane_pitch > 0 ? blend(under, {92, 95, 98}, 230) : blend(under, {228, 231, 234}, 165);
         }
         col = blend(col, content, 256 * c_inner / 16);
       }
@@ -420,7 +427,7 @@ Image render_capsules(const CapsuleScene& sc, std::vector<Capsule>* capsules) {
   for (int row = 0; row < L.rows; ++row)
     for (int col = col_lo; col <= col_hi; ++col) {
       // A still scene shows exactly its grid; a moving belt brings in capsules from the left.
-      if (sc.belt_shift == 0 && (col < 0 || col >= L.cols)) continue;
+      if (sc.belt_shift == 0 && sc.lane_pitch == 0 && (col < 0 || col >= L.cols)) continue;
       Capsule c = make_capsule(sc, L, row, col);
       const int64_t left = floor_div(c.cx8 - c.half8 - c.r8, 8), right = (c.cx8 + c.half8 + c.r8) / 8;
       if (right < 0 || left >= sc.width) continue;
@@ -608,32 +615,52 @@ Image all_colours_image() {
 
 // ------------------------------------------------------------------ Y4M video
 
-// Full-range BT.601 (JFIF) RGB -> YCbCr in 16-bit fixed point, chroma averaged over 2x2
-// blocks (4:2:0 sited between the pixels, as C420jpeg says).
-void append_y4m_frame(const Image& rgb, std::vector<uint8_t>* out) {
-  const int w = rgb.width, h = rgb.height, cw = (w + 1) / 2, ch = (h + 1) / 2;
+// How a Y4M file is written: its chroma layout (the C tag), range (the XCOLORRANGE tag, which
+// may be left out to test the reader's default: limited) and matrix (BT.601 unless told).
+struct Y4mSpec {
+  const char* colourspace = "420jpeg";
+  int sx = 2, sy = 2;  // chroma subsampling
+  bool mono = false;
+  video::YuvRange range = video::YuvRange::Full;
+  bool range_tag = true;
+};
+
+std::string y4m_header_of(const Y4mSpec& spec, int w, int h) {
+  std::string t = "YUV4MPEG2 W" + std::to_string(w) + " H" + std::to_string(h) +
+                  " F25:1 Ip A1:1 C" + spec.colourspace;
+  if (spec.range_tag) t += spec.range == video::YuvRange::Full ? " XCOLORRANGE=FULL" : " XCOLORRANGE=LIMITED";
+  return t + "\n";
+}
+
+// RGB -> Y'CbCr with the video path's own forward formula (video/yuv.hpp), chroma from the
+// rounded mean RGB of each sx x sy block (4:2:0 sited between the pixels, as C420jpeg says).
+void append_y4m_frame(const Image& rgb, const Y4mSpec& spec, std::vector<uint8_t>* out) {
+  const video::RgbToYuv k = video::rgb_to_yuv_coefficients(video::YuvMatrix::Bt601, spec.range);
+  const int w = rgb.width, h = rgb.height, cw = (w + spec.sx - 1) / spec.sx, ch = (h + spec.sy - 1) / spec.sy;
   static const char kFrame[] = "FRAME\n";
   out->insert(out->end(), kFrame, kFrame + 6);
+  uint8_t y8, u8, v8;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const uint8_t* p = rgb.at(x, y);
-      out->push_back(clamp255((19595 * p[0] + 38470 * p[1] + 7471 * p[2] + 32768) >> 16));
+      video::rgb_to_yuv(k, p[0], p[1], p[2], &y8, &u8, &v8);
+      out->push_back(y8);
     }
-  // Offsets keep every sum non-negative, so the shifts are plain floor divisions.
+  if (spec.mono) return;
   std::vector<uint8_t> cb, cr;
   for (int y = 0; y < ch; ++y)
     for (int x = 0; x < cw; ++x) {
       int sr = 0, sg = 0, sb = 0, n = 0;
-      for (int dy = 0; dy < 2; ++dy)
-        for (int dx = 0; dx < 2; ++dx) {
-          const int px = 2 * x + dx, py = 2 * y + dy;
+      for (int dy = 0; dy < spec.sy; ++dy)
+        for (int dx = 0; dx < spec.sx; ++dx) {
+          const int px = spec.sx * x + dx, py = spec.sy * y + dy;
           if (px >= w || py >= h) continue;
           const uint8_t* p = rgb.at(px, py);
           sr += p[0], sg += p[1], sb += p[2], ++n;
         }
-      const int r = (sr + n / 2) / n, g = (sg + n / 2) / n, b = (sb + n / 2) / n;
-      cb.push_back(clamp255((-11059 * r - 21709 * g + 32768 * b + (128 << 16) + 32768) >> 16));
-      cr.push_back(clamp255((32768 * r - 27439 * g - 5329 * b + (128 << 16) + 32768) >> 16));
+      video::rgb_to_yuv(k, (sr + n / 2) / n, (sg + n / 2) / n, (sb + n / 2) / n, &y8, &u8, &v8);
+      cb.push_back(u8);
+      cr.push_back(v8);
     }
   out->insert(out->end(), cb.begin(), cb.end());
   out->insert(out->end(), cr.begin(), cr.end());
@@ -760,22 +787,158 @@ void write_samples(const std::string& dir) {
   describe_capsules("capsules_small.bmp", small);
 }
 
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& what) {
+  Status s = write_file_atomic(path, bytes.data(), bytes.size());
+  if (!s.ok()) die(s);
+  std::printf("wrote %s (%s)\n", path.c_str(), what.c_str());
+}
+
 void write_video(const std::string& path) {
+  const Y4mSpec spec;  // C420jpeg, full range, tagged
   std::vector<uint8_t> bytes;
-  const std::string header = "YUV4MPEG2 W" + std::to_string(kVideoW) + " H" +
-                             std::to_string(kVideoH) + " F25:1 Ip A1:1 C420jpeg\n";
+  const std::string header = y4m_header_of(spec, kVideoW, kVideoH);
   bytes.insert(bytes.end(), header.begin(), header.end());
   for (int f = 0; f < kVideoFrames; ++f) {
     CapsuleScene sc;
     sc.width = kVideoW, sc.height = kVideoH, sc.scale = 1, sc.seed = kSeedSmall;
     sc.belt_shift = f * kVideoSpeed;
     sc.frame = f;
-    append_y4m_frame(render_capsules(sc, nullptr), &bytes);
+    append_y4m_frame(render_capsules(sc, nullptr), spec, &bytes);
   }
-  Status s = write_file_atomic(path, bytes.data(), bytes.size());
-  if (!s.ok()) die(s);
-  std::printf("wrote %s (%dx%d, %d frames, 25 fps, C420jpeg)\n", path.c_str(), kVideoW, kVideoH,
-              kVideoFrames);
+  write_bytes(path, bytes, std::to_string(kVideoW) + "x" + std::to_string(kVideoH) + ", " +
+                               std::to_string(kVideoFrames) + " frames, C420jpeg full range");
+}
+
+// ------------------------------------------------------------------ the production line
+
+// Seed 000's camera over the line: one lane of capsules `pitch` px apart moving `speed` px
+// per frame to the right under a fixed camera, some full, some empty. The template is the
+// capsule in the middle of frame 0 (always full). Ground truth per frame: every capsule whose
+// template-sized rectangle lies inside the frame (at most one when pitch exceeds
+// width - template width), with its position and whether it is full.
+struct LineClip {
+  int width = 160, height = 88, scale = 1, pitch = 120, speed = 8, frames = 60;
+  uint64_t seed = 20250004;
+};
+
+struct LineTruth {
+  int frame;
+  Rect at;
+  bool full;
+};
+
+// Frame f of the clip (a one-element vector); `truth` receives its capsules in view, `tpl`
+// (frame 0 only) the template.
+std::vector<Image> render_line_frame(const LineClip& clip, int f, Image* tpl, std::vector<LineTruth>* truth) {
+  CapsuleScene sc;
+  sc.width = clip.width, sc.height = clip.height, sc.scale = clip.scale, sc.seed = clip.seed;
+  sc.lane_pitch = clip.pitch;
+  sc.belt_shift = f * clip.speed;
+  sc.frame = f;
+  std::vector<Capsule> capsules;
+  std::vector<Image> frame;
+  frame.push_back(render_capsules(sc, &capsules));
+  const CapsuleLayout L = capsule_layout(sc);
+  for (const Capsule& c : capsules) {
+    const Rect r = template_rect(L, c);
+    if (!inside(frame[0], r)) continue;
+    if (truth) truth->push_back({f, r, c.filled});
+    if (f == 0 && tpl && c.row == L.full_row && c.col == L.full_col) *tpl = crop(frame[0], r);
+  }
+  if (f == 0 && tpl && tpl->empty())
+    die(Status::bad_input("a " + std::to_string(clip.width) + "x" + std::to_string(clip.height) +
+                          " production line has no room for a template in frame 0"));
+  return frame;
+}
+
+std::vector<Image> render_line(const LineClip& clip, Image* tpl, std::vector<LineTruth>* truth) {
+  std::vector<Image> frames;
+  for (int f = 0; f < clip.frames; ++f) frames.push_back(render_line_frame(clip, f, tpl, truth)[0]);
+  return frames;
+}
+
+std::vector<uint8_t> line_y4m(const std::vector<Image>& frames, const Y4mSpec& spec) {
+  std::vector<uint8_t> bytes;
+  const std::string header = y4m_header_of(spec, frames.at(0).width, frames.at(0).height);
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  for (const Image& f : frames) append_y4m_frame(f, spec, &bytes);
+  return bytes;
+}
+
+std::string truth_csv(const std::vector<LineTruth>& truth) {
+  std::string t = "frame,x,y,full\n";
+  for (const LineTruth& r : truth)
+    t += std::to_string(r.frame) + "," + std::to_string(r.at.x) + "," + std::to_string(r.at.y) + "," +
+         (r.full ? "1" : "0") + "\n";
+  return t;
+}
+
+// The test clips: line.y4m (4:2:0, full range) and the same frames in every layout the
+// reader knows, raw RGB and grey, the template and the ground truth; an odd-sized clip.
+void write_line_testdata(const std::string& dir) {
+  const LineClip clip;
+  Image tpl;
+  std::vector<LineTruth> truth;
+  const std::vector<Image> frames = render_line(clip, &tpl, &truth);
+  write_image(dir, "line_template.bmp", tpl);
+  const std::string csv = truth_csv(truth);
+  write_bytes(join_path(dir, "line_truth.csv"), std::vector<uint8_t>(csv.begin(), csv.end()),
+              std::to_string(truth.size()) + " capsules in view");
+  struct Variant {
+    const char* name;
+    Y4mSpec spec;
+  };
+  using video::YuvRange;
+  const Variant variants[] = {
+      {"line.y4m", {"420jpeg", 2, 2, false, YuvRange::Full, true}},
+      {"line_422.y4m", {"422", 2, 1, false, YuvRange::Limited, true}},
+      {"line_411.y4m", {"411", 4, 1, false, YuvRange::Limited, true}},
+      {"line_444.y4m", {"444", 1, 1, false, YuvRange::Full, true}},
+      {"line_mono.y4m", {"mono", 1, 1, true, YuvRange::Full, true}},
+      {"line_limited.y4m", {"420mpeg2", 2, 2, false, YuvRange::Limited, false}},  // untagged
+  };
+  for (const Variant& v : variants)
+    write_bytes(join_path(dir, v.name), line_y4m(frames, v.spec),
+                std::to_string(frames.size()) + " frames, C" + v.spec.colourspace);
+  std::vector<uint8_t> rgb, gray;
+  for (const Image& f : frames) {
+    rgb.insert(rgb.end(), f.pixels.begin(), f.pixels.end());
+    const Image g = to_gray(f);
+    gray.insert(gray.end(), g.pixels.begin(), g.pixels.end());
+  }
+  write_bytes(join_path(dir, "line.rgb"), rgb, "raw rgb24");
+  write_bytes(join_path(dir, "line.gray"), gray, "raw gray");
+  // Raw yuv420p (limited): the Y4M frames without their header and FRAME lines.
+  std::vector<uint8_t> yuv;
+  const Y4mSpec raw420{"420", 2, 2, false, YuvRange::Limited, false};
+  for (const Image& f : frames) {
+    std::vector<uint8_t> one;
+    append_y4m_frame(f, raw420, &one);
+    yuv.insert(yuv.end(), one.begin() + 6, one.end());
+  }
+  write_bytes(join_path(dir, "line.yuv"), yuv, "raw yuv420p, limited range");
+
+  // Noise straight into the planes (every Y, Cb, Cr value, no structure): the conversion's
+  // test, pinned by video.cases and checked against numpy by tests/video_yuv_reference.py.
+  auto noise_y4m = [&](const std::string& name, const std::string& header, size_t frame_bytes, int frames, uint64_t seed) {
+    std::vector<uint8_t> bytes(header.begin(), header.end());
+    Rng rng(seed);
+    for (int f = 0; f < frames; ++f) {
+      static const char kFrame[] = "FRAME\n";
+      bytes.insert(bytes.end(), kFrame, kFrame + 6);
+      for (size_t i = 0; i < frame_bytes; ++i) bytes.push_back(uint8_t(rng.next() >> 56));
+    }
+    write_bytes(join_path(dir, name), bytes, "YUV noise");
+  };
+  noise_y4m("yuv_noise_1027x769_420.y4m", "YUV4MPEG2 W1027 H769 F25:1 C420jpeg XCOLORRANGE=LIMITED\n",
+            1027 * 769 + 2 * 514 * 385, 2, 108);
+  noise_y4m("yuv_noise_333x111_444.y4m", "YUV4MPEG2 W333 H111 F25:1 C444 XCOLORRANGE=FULL\n", 333 * 111 * 3, 1, 109);
+
+  LineClip odd;
+  odd.width = 161, odd.height = 87, odd.frames = 6;
+  write_bytes(join_path(dir, "line_odd.y4m"),
+              line_y4m(render_line(odd, nullptr, nullptr), {"420", 2, 2, false, YuvRange::Limited, false}),
+              "161x87, C420, odd chroma sizes");
 }
 
 void write_testdata(const std::string& dir) {
@@ -810,6 +973,7 @@ void write_testdata(const std::string& dir) {
   write_image(dir, "capsules_720p_template.bmp", hd.full_tpl);
   describe_capsules("capsules_720p.bmp", hd);
   write_video(join_path(dir, "capsules.y4m"));
+  write_line_testdata(dir);
 }
 
 // ------------------------------------------------------------------ subcommands
@@ -821,7 +985,8 @@ const char kUsage[] =
     "                                capsule_template.bmp, capsule_empty_template.bmp,\n"
     "                                capsules_small.bmp (320x200), capsules_small_template.bmp\n"
     "  parvis-gen testdata DIR       every input of the test cases (noise, odd sizes, flat,\n"
-    "                                gradient, blur maps, capsule scenes, capsules.y4m)\n"
+    "                                gradient, blur maps, capsule scenes, capsules.y4m,\n"
+    "                                the production line clips line*.y4m)\n"
     "  parvis-gen crop IN X Y W H OUT   cut a rectangle (must lie inside IN)\n"
     "  parvis-gen noise WxH OUT [--seed S] [--gray]   uniform noise 0..255 per channel\n"
     "  parvis-gen scene WxH OUT [--seed S] [--kind capsules|natural] [--scale N]\n"
@@ -829,6 +994,12 @@ const char kUsage[] =
     "                                a capsule line (template: a filled capsule, exact match)\n"
     "                                or a natural-looking aerial view (template cut from it,\n"
     "                                default 479x432 where it fits); prints where it was cut\n"
+    "  parvis-gen line WxH OUT.y4m [--frames N] [--scale N] [--speed PX] [--seed S]\n"
+    "                  [--chroma 420|422|444|mono] [--range full|limited]\n"
+    "                  [--template TPL_OUT] [--truth CSV_OUT]\n"
+    "                                the production line video: one lane of capsules passing\n"
+    "                                the camera, full and empty; the template (the capsule in\n"
+    "                                the middle of frame 0) and the ground truth per frame\n"
     "\n"
     "The output format follows the extension (.bmp, .pgm, .ppm; .png with stb).\n"
     "Exit codes: 0 ok, 1 usage, 2 bad input, 3 runtime error.\n";
@@ -958,6 +1129,65 @@ int cmd_scene(int argc, char** argv) {
   return kExitOk;
 }
 
+int cmd_line(int argc, char** argv) {
+  LineClip clip;
+  std::string chroma = "420", range = "full", tpl_out, truth_out;
+  int seed = int(clip.seed), scale = 0;
+  ArgParser p("usage: parvis-gen line WxH OUT.y4m [options]   the production line video (Y4M)");
+  p.option("--frames", &clip.frames, "N", "how many frames (default 60)");
+  p.option("--scale", &scale, "N", "capsule size: 1 = 42x22 px (default: H/88)");
+  p.option("--speed", &clip.speed, "PX", "belt movement per frame at scale 1 (default 8)");
+  p.option("--seed", &seed, "S", "PRNG seed (default 20250004, the test clip's)");
+  p.option("--chroma", &chroma, "420|422|444|mono", "Y4M colour space (default 420: C420jpeg)");
+  p.option("--range", &range, "full|limited", "YUV range, written as XCOLORRANGE (default full)");
+  p.option("--template", &tpl_out, "FILE", "also write the template (the capsule in the middle of frame 0)");
+  p.option("--truth", &truth_out, "FILE.csv", "also write the ground truth: frame,x,y,full per capsule in view");
+  std::vector<std::string> pos;
+  Status s = p.parse(argc, argv, 2, &pos);
+  if (!s.ok()) return usage_error(s.message);
+  if (p.help_requested()) {
+    std::fputs(p.help_text().c_str(), stdout);
+    return kExitOk;
+  }
+  if (pos.size() != 2) return usage_error("line takes WxH OUT.y4m");
+  s = parse_size(pos[0], &clip.width, &clip.height);
+  if (!s.ok()) return usage_error(s.message);
+  if (clip.frames < 1 || clip.speed < 0 || seed < 0 || scale < 0) return usage_error("line: --frames, --speed, --seed, --scale must be positive");
+  Y4mSpec spec;
+  if (chroma == "422") spec = {"422", 2, 1, false};
+  else if (chroma == "444") spec = {"444", 1, 1, false};
+  else if (chroma == "mono") spec = {"mono", 1, 1, true};
+  else if (chroma != "420") return usage_error("--chroma must be 420, 422, 444 or mono");
+  if (range != "full" && range != "limited") return usage_error("--range must be full or limited");
+  spec.range = range == "full" ? video::YuvRange::Full : video::YuvRange::Limited;
+  clip.seed = uint64_t(seed);
+  clip.scale = scale > 0 ? scale : std::max(1, clip.height / 88);
+  clip.pitch = 120 * clip.scale;
+  clip.speed *= clip.scale;
+  s = check_image_size(clip.width, clip.height, 3);
+  if (!s.ok()) die(s);
+  std::vector<LineTruth> truth;
+  Image tpl;
+  std::vector<uint8_t> bytes;
+  const std::string header = y4m_header_of(spec, clip.width, clip.height);
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  const int frames = clip.frames;
+  for (int f = 0; f < frames; ++f)
+    append_y4m_frame(render_line_frame(clip, f, &tpl, &truth)[0], spec, &bytes);
+  write_bytes(pos[1], bytes, std::to_string(frames) + " frames of " + pos[0] + ", C" + spec.colourspace);
+  if (!tpl_out.empty()) {
+    s = image_write(tpl_out, tpl);
+    if (!s.ok()) die(s);
+    std::printf("template %s: %dx%d at x=%d y=%d in frame 0\n", tpl_out.c_str(), tpl.width, tpl.height,
+                truth.empty() ? 0 : truth[0].at.x, truth.empty() ? 0 : truth[0].at.y);
+  }
+  if (!truth_out.empty()) {
+    const std::string csv = truth_csv(truth);
+    write_bytes(truth_out, std::vector<uint8_t>(csv.begin(), csv.end()), "ground truth");
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -979,5 +1209,6 @@ int main(int argc, char** argv) {
   if (cmd == "crop") return cmd_crop(argc, argv);
   if (cmd == "noise") return cmd_noise(argc, argv);
   if (cmd == "scene") return cmd_scene(argc, argv);
+  if (cmd == "line") return cmd_line(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }

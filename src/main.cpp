@@ -22,11 +22,11 @@ void print_help() {
       "  ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
       "               [--out annotated.png] [--map scores.npy] [--top K] [--color blue] [--json]\n"
       "  ./main filter IN OUT --kernel identity|sharpen|edge|gaussian|box|unsharp [--size 3|5]\n"
-      "               [--border zero|replicate|reflect101]\n"
+      "               | --kernel-file F [--border zero|replicate|reflect101] [--gray] [--json]\n"
       "  ./main blur IN... OUT... [--map MAP.png | --radial] [--sigma-max S]\n"
       "  ./main BLOCKS IMGS SAVE  seed 002's form: blur IMGS generated layers (see ./main 1 1 0 --help)\n"
       "  ./main integral IN | --random WxH [--type auto|u32|u64|f64] [--squared] [--out X.npy]\n"
-      "  ./main video IN.y4m|- TEMPLATE [--out annotated.y4m] [--csv|--json]\n"
+      "  ./main video IN.y4m|VIDEO|- TEMPLATE [--color blue] [--out annotated.y4m] [--csv|--json]\n"
       "  ./main bench OP ...       benchmarks (./main bench --help)\n"
       "  ./main selftest          the seeds' worked examples on this version\n"
       "  ./main device            what this version computes on\n"
@@ -46,6 +46,7 @@ const BenchEntry kBenches[] = {
     {"match", bench_match},
     {"blur", bench_blur},
     {"filter", bench_filter},
+    {"video", bench_video},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"

@@ -1,9 +1,203 @@
-// The video pipeline (seed 000: per-frame matching with the template prepared once) has not
-// landed in any version yet: the subcommand says so, exit 2, as DESIGN.md asks of a missing
-// operation.
+// ./main video IN TEMPLATE [options] — seed 000's production line: every frame of a video
+// matched against a template prepared once, the matched capsule called full or empty by its
+// pixels in an HSV range. One result line per frame on stdout, a summary at the end.
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
 #include "common/cli.hpp"
+#include "common/output.hpp"
 #include "common/subcommands.hpp"
+#include "image_io.hpp"
+#include "match/match_common.hpp"
+#include "video/run.hpp"
 
 namespace parvis {
-int cli_video(int, char**) { return report_failure(Status::not_implemented("video")); }
+
+namespace {
+
+// "H,S,V" -> three integers in 0..255 (H is bounded to 179 by check_range).
+Status parse_hsv(const std::string& option, const std::string& text, int* h, int* s, int* v) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == ',') parts.emplace_back();
+    else parts.back() += c;
+  }
+  if (parts.size() != 3) return Status::usage(option + " wants H,S,V (e.g. 100,80,50), got '" + text + "'");
+  int* dst[3] = {h, s, v};
+  for (int i = 0; i < 3; ++i) {
+    int64_t x;
+    Status st = parse_int(parts[i], 0, 255, &x);
+    if (!st.ok()) return Status::usage(option + ": " + st.message);
+    *dst[i] = int(x);
+  }
+  return Status::Ok();
+}
+
+// --color / --hsv-min / --hsv-max / --full-ratio, as `./main match` reads them.
+Status parse_color_check(const std::string& name, const std::string& hsv_min,
+                         const std::string& hsv_max, double full_ratio, video::ColorCheck* out) {
+  video::ColorCheck c;
+  c.enabled = !name.empty() || !hsv_min.empty() || !hsv_max.empty();
+  c.label = name.empty() ? "in-range" : name;
+  if (!name.empty()) PARVIS_TRY(color::named_range(name, &c.range));
+  color::HsvRange& r = c.range;
+  if (!hsv_min.empty()) PARVIS_TRY(parse_hsv("--hsv-min", hsv_min, &r.h_min, &r.s_min, &r.v_min));
+  if (!hsv_max.empty()) PARVIS_TRY(parse_hsv("--hsv-max", hsv_max, &r.h_max, &r.s_max, &r.v_max));
+  PARVIS_TRY(color::check_range(r));
+  if (!(full_ratio >= 0.0 && full_ratio <= 1.0)) return Status::usage("--full-ratio must lie in [0, 1]");
+  c.full_ratio = full_ratio;
+  *out = c;
+  return Status::Ok();
+}
+
+// "A:B" (frames A .. B-1), "A:" (A to the end), ":B", or "N" (that frame alone).
+Status parse_frames(const std::string& text, int64_t* first, int64_t* last) {
+  const size_t colon = text.find(':');
+  int64_t a = 0, b = -1;
+  Status s;
+  if (colon == std::string::npos) {
+    s = parse_int(text, 0, INT64_MAX - 1, &a);
+    b = a + 1;
+  } else {
+    if (colon > 0) s = parse_int(text.substr(0, colon), 0, INT64_MAX - 1, &a);
+    if (s.ok() && colon + 1 < text.size()) s = parse_int(text.substr(colon + 1), 1, INT64_MAX, &b);
+  }
+  if (!s.ok()) return Status::usage("--frames wants A:B, A:, :B or N (frame numbers from 0), got '" + text + "'");
+  if (b >= 0 && b <= a) return Status::usage("--frames " + text + " selects no frame (B must be greater than A)");
+  *first = a, *last = b;
+  return Status::Ok();
+}
+
+Status parse_save_frame(const std::string& text, video::SaveFrame* out) {
+  const size_t colon = text.find(':');
+  int64_t n = 0;
+  if (colon == std::string::npos || colon + 1 == text.size() ||
+      !parse_int(text.substr(0, colon), 0, INT64_MAX, &n).ok())
+    return Status::usage("--save-frame wants N:FILE (e.g. 12:frame12.ppm), got '" + text + "'");
+  out->index = n;
+  out->path = text.substr(colon + 1);
+  const std::string ext = file_extension(out->path);
+  if (ext != "ppm" && ext != "bmp" && ext != "png" && ext != "pgm" && ext != "jpg" && ext != "jpeg")
+    return Status::usage("--save-frame writes an image (.ppm, .bmp, .png), not '" + out->path + "'");
+  if (ext == "pgm") return Status::usage("--save-frame writes the frame's RGB: .ppm, .bmp or .png, not .pgm");
+  return Status::Ok();
+}
+
+}  // namespace
+
+int cli_video(int argc, char** argv) {
+  std::string metric_text = "ssd", method_text = "auto", color_name, hsv_min, hsv_max;
+  std::string out_path, frames_text, raw_size, pix_fmt, range_text = "auto", matrix_text = "bt601";
+  std::string ffmpeg = "ffmpeg";
+  std::vector<std::string> save_texts;
+  double full_ratio = 0.2;
+  int jobs = 1;
+  bool csv = false, json = false, no_time = false;
+  ArgParser args(
+      "usage: ./main video IN TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
+      "                    [--color blue | --hsv-min H,S,V --hsv-max H,S,V] [--full-ratio R]\n"
+      "                    [--out annotated.y4m] [--csv | --json] [--frames A:B]\n"
+      "                    [--raw WxH --pix-fmt rgb24|bgr24|gray|yuv420p|yuv422p|yuv444p]\n"
+      "Matches TEMPLATE (prepared once) in every frame of IN, on grey, exactly as ./main match\n"
+      "does on that frame written out as an image; with --color, counts the matched rectangle's\n"
+      "pixels in an HSV range and calls it full or empty. IN: a Y4M file or - (Y4M on stdin;\n"
+      "4:2:0, 4:2:2, 4:1:1, 4:4:4, mono), raw frames with --raw, or any other video through\n"
+      "ffmpeg. One line per frame on stdout (frame, x, y, score, count, fraction, verdict,\n"
+      "frame time), then a summary; a progress line on stderr when it is a terminal.\n"
+      "YUV becomes RGB by one integer formula (docs/DESIGN.md, \"Video\"): BT.601, full or\n"
+      "limited range as the Y4M tag XCOLORRANGE says (limited without it).");
+  args.option("--metric", &metric_text, "ssd|sad", "the score (default ssd)");
+  args.option("--method", &method_text, "auto|direct|fft", "as ./main match (default auto)");
+  args.option("--color", &color_name, "NAME", "count the match's pixels in a named range: blue");
+  args.option("--hsv-min", &hsv_min, "H,S,V", "lower bounds of the range (default blue's 100,80,50)");
+  args.option("--hsv-max", &hsv_max, "H,S,V", "upper bounds of the range (default blue's 130,255,255)");
+  args.option("--full-ratio", &full_ratio, "R", "full when at least this fraction is in range (default 0.2)");
+  args.option("--out", &out_path, "FILE",
+              "the frames with a red rectangle on each match: .y4m, or through ffmpeg (.mp4, .mkv, ...)");
+  args.flag("--csv", &csv, "results as CSV (a header line, then one row per frame; summary on stderr)");
+  args.flag("--json", &json, "results as JSON lines (one object per frame, then {\"summary\":...})");
+  args.option("--frames", &frames_text, "A:B", "only frames A .. B-1 (from 0; A:, :B, or N alone)");
+  args.option("--raw", &raw_size, "WxH", "IN holds raw frames of this size, no header");
+  args.option("--pix-fmt", &pix_fmt, "FMT", "layout of raw frames: rgb24 (default), bgr24, gray, yuv420p, yuv422p, yuv444p");
+  args.option("--range", &range_text, "auto|full|limited",
+              "YUV range: auto = the Y4M XCOLORRANGE tag, limited without it (raw YUV: limited)");
+  args.option("--matrix", &matrix_text, "bt601|bt709", "YUV matrix (default bt601)");
+  args.repeated("--save-frame", &save_texts, "N:FILE",
+                "also write frame N as matched (its RGB) to FILE (.ppm, .bmp, .png); repeatable");
+  args.flag("--no-time", &no_time, "leave the times out of the results (reproducible output)");
+  args.option("--jobs", &jobs, "N",
+              "match N frames at once, one matcher each (default 1); with omp set OMP_NUM_THREADS "
+              "to cores / N");
+  args.option("--ffmpeg", &ffmpeg, "PATH", "the ffmpeg to run for other formats (default: ffmpeg on PATH)");
+  std::vector<std::string> pos;
+  if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
+  if (pos.size() != 2) return report_failure(Status::usage("video needs IN and TEMPLATE (see --help)"));
+
+  // Every usage error before any file is read.
+  video::RunOptions o;
+  o.source.path = pos[0];
+  o.source.raw_size = raw_size;
+  o.source.ffmpeg = ffmpeg;
+  match::Params& params = o.pipeline.match;
+  Status s = match::parse_metric(metric_text, &params.metric);
+  if (s.ok()) s = match::parse_method(method_text, &params.method);
+  if (s.ok()) s = match::check_params(params);
+  if (s.ok()) s = parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &o.pipeline.color);
+  if (s.ok() && !frames_text.empty()) s = parse_frames(frames_text, &o.first, &o.last);
+  if (s.ok() && csv && json) s = Status::usage("--csv and --json exclude each other");
+  if (s.ok() && (jobs < 1 || jobs > 64)) s = Status::usage("--jobs must lie in 1..64");
+  o.pipeline.jobs = jobs;
+  if (s.ok() && !pix_fmt.empty() && raw_size.empty()) s = Status::usage("--pix-fmt goes with --raw WxH");
+  if (s.ok() && !pix_fmt.empty()) {
+    video::FrameFormat f;
+    s = video::parse_pix_fmt(pix_fmt, &f);
+    o.source.pix_fmt = pix_fmt;
+  }
+  if (s.ok()) {
+    if (range_text == "auto") o.source.range = video::RangeChoice::Auto;
+    else if (range_text == "full") o.source.range = video::RangeChoice::Full;
+    else if (range_text == "limited") o.source.range = video::RangeChoice::Limited;
+    else s = Status::usage("--range must be auto, full or limited");
+  }
+  if (s.ok()) {
+    if (matrix_text == "bt601") o.source.matrix = video::YuvMatrix::Bt601;
+    else if (matrix_text == "bt709") o.source.matrix = video::YuvMatrix::Bt709;
+    else s = Status::usage("--matrix must be bt601 or bt709");
+  }
+  if (s.ok() && (out_path == "-" || (!out_path.empty() && file_extension(out_path).empty())))
+    s = Status::usage("--out wants a file name with an extension (.y4m, or one ffmpeg knows), not '" + out_path + "'");
+  for (const std::string& t : save_texts) {
+    if (!s.ok()) break;
+    video::SaveFrame sf;
+    s = parse_save_frame(t, &sf);
+    o.save.push_back(sf);
+  }
+  if (!s.ok()) return report_failure(s);
+  o.format = json ? video::OutputFormat::Json : csv ? video::OutputFormat::Csv : video::OutputFormat::Text;
+  o.times = !no_time;
+  o.out_path = out_path;
+  o.progress = ::isatty(2) != 0;
+
+  Image tpl;
+  s = image_read(pos[1], &tpl);
+  if (!s.ok()) return report_failure(s);
+  // A dead ffmpeg must be an error we report, not a signal that kills us mid-write.
+  std::signal(SIGPIPE, SIG_IGN);
+  video::RunStats stats;
+  const double t0 = now_ms();
+  s = video::run_video(o, to_gray(tpl), &stats);
+  if (!s.ok()) return report_failure(s);
+  const double total_ms = now_ms() - t0;
+  if (stats.frames > 0)
+    std::fprintf(stderr,
+                 "time video: total %.3f ms, %lld frames of %s: %.3f ms per frame converting on the "
+                 "reader thread, %.3f ms per frame of work (convert + match + colour)\n",
+                 total_ms, (long long)stats.frames, stats.format.describe().c_str(),
+                 stats.prepare_ms / double(stats.frames), stats.frame_ms / double(stats.frames));
+  return kExitOk;
+}
+
 }  // namespace parvis

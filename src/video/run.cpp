@@ -1,0 +1,264 @@
+// One video run, end to end (run.hpp). The lines are formatted into a fixed buffer (no
+// allocation per frame); timings are the only fields that differ between runs, and --no-time
+// leaves them out.
+#include "video/run.hpp"
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdlib>
+#include <memory>
+
+#include "common/cli.hpp"
+#include "common/output.hpp"
+#include "image_io.hpp"
+#include "video/reader.hpp"
+#include "video/sink.hpp"
+
+namespace parvis::video {
+
+namespace {
+
+// The shortest of %.15g..%.17g that reads back as the same double (as Json::num does).
+void shortest(char* buf, size_t n, double v) {
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, n, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) return;
+  }
+}
+
+class ResultWriter {
+ public:
+  explicit ResultWriter(const RunOptions& o) : o_(o) {}
+
+  void header() {
+    if (o_.format != OutputFormat::Csv) return;
+    std::fprintf(o_.results, "frame,x,y,score%s%s\n",
+                 o_.pipeline.color.enabled ? ",matching,total,fraction,verdict" : "", o_.times ? ",ms" : "");
+  }
+
+  void frame(const FrameResult& r) {
+    const bool color = r.have_color;
+    const double fraction = color ? double(r.matching) / double(r.total) : 0.0;
+    const char* verdict = r.full ? "full" : "empty";
+    char frac[40];
+    shortest(frac, sizeof frac, fraction);
+    used_ = 0;
+    const long long index = r.index;
+    const unsigned long long score = r.best.score, matching = r.matching, total = r.total;
+    switch (o_.format) {
+      case OutputFormat::Text:
+        add("frame %lld: x=%d y=%d score=%llu", index, r.best.x, r.best.y, score);
+        if (color)
+          add(" %s=%llu/%llu (%.1f%%) %s", o_.pipeline.color.label.c_str(), matching, total,
+              100.0 * fraction, verdict);
+        if (o_.times) add(" %.3f ms", r.ms);
+        break;
+      case OutputFormat::Csv:
+        add("%lld,%d,%d,%llu", index, r.best.x, r.best.y, score);
+        if (color) add(",%llu,%llu,%s,%s", matching, total, frac, verdict);
+        if (o_.times) add(",%.3f", r.ms);
+        break;
+      case OutputFormat::Json:
+        add("{\"frame\": %lld, \"x\": %d, \"y\": %d, \"score\": %llu", index, r.best.x, r.best.y, score);
+        if (color)
+          add(", \"matching\": %llu, \"total\": %llu, \"fraction\": %s, \"verdict\": \"%s\"", matching, total,
+              frac, verdict);
+        if (o_.times) add(", \"ms\": %.3f", r.ms);
+        add("}");
+        break;
+    }
+    add("\n");
+    std::fputs(line_, o_.results);
+  }
+
+  void summary(const RunStats& s) {
+    const double fps = s.seconds > 0 ? double(s.frames) / s.seconds : 0.0;
+    const long long frames = s.frames, full = s.full, empty = s.empty;
+    const bool color = o_.pipeline.color.enabled;
+    switch (o_.format) {
+      case OutputFormat::Text:
+      case OutputFormat::Csv: {
+        // CSV stays a table: its summary goes to stderr.
+        std::FILE* f = o_.format == OutputFormat::Csv ? stderr : o_.results;
+        std::fprintf(f, "summary: %lld frames", frames);
+        if (color) std::fprintf(f, ", %lld full, %lld empty", full, empty);
+        if (o_.times) std::fprintf(f, ", %.3f s, %.1f frames/s", s.seconds, fps);
+        std::fprintf(f, "\n");
+        break;
+      }
+      case OutputFormat::Json:
+        std::fprintf(o_.results, "{\"summary\": {\"frames\": %lld", frames);
+        if (color) std::fprintf(o_.results, ", \"full\": %lld, \"empty\": %lld", full, empty);
+        if (o_.times) std::fprintf(o_.results, ", \"seconds\": %.6f, \"fps\": %.3f", s.seconds, fps);
+        std::fprintf(o_.results, "}}\n");
+        break;
+    }
+  }
+
+ private:
+  // Appends to line_ (a fixed buffer: no allocation per frame).
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  void add(const char* fmt, ...) {
+    if (used_ >= sizeof line_) return;
+    va_list args;
+    va_start(args, fmt);
+    const int n = std::vsnprintf(line_ + used_, sizeof line_ - used_, fmt, args);
+    va_end(args);
+    if (n > 0) used_ += size_t(n);
+  }
+
+  const RunOptions& o_;
+  char line_[512];
+  size_t used_ = 0;
+};
+
+// "\rframe 120 of 795, 245.1 frames/s" on stderr, at most five times a second.
+class Progress {
+ public:
+  Progress(bool on, int64_t total) : on_(on), total_(total) {}
+  void update(int64_t done, double elapsed_ms) {
+    if (!on_ || elapsed_ms - last_ms_ < 200.0) return;
+    last_ms_ = elapsed_ms;
+    const double fps = elapsed_ms > 0 ? 1000.0 * double(done) / elapsed_ms : 0.0;
+    if (total_ > 0) std::fprintf(stderr, "\rframe %lld of %lld, %.1f frames/s ", (long long)done, (long long)total_, fps);
+    else std::fprintf(stderr, "\rframe %lld, %.1f frames/s ", (long long)done, fps);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+  ~Progress() { clear(); }
+
+ private:
+  bool on_;
+  int64_t total_;
+  double last_ms_ = -1e9;
+  bool shown_ = false;
+};
+
+}  // namespace
+
+Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stats) {
+  *stats = RunStats();
+  std::unique_ptr<FrameSource> source;
+  PARVIS_TRY(open_source(o.source, &source));
+  // Whole frames in RGB on the host only where an output needs them.
+  PipelineConfig config = o.pipeline;
+  config.need_host_rgb = !o.save.empty() || (!o.out_path.empty() && sink_needs_rgb(o.out_path, source->format()));
+  std::unique_ptr<Pipeline> pipeline;
+  PARVIS_TRY(make_pipeline(gray_template, config, &pipeline));
+  stats->format = source->format();
+
+  const int depth = pipeline->depth();
+  FrameReader reader(source.get(), pipeline.get(), depth + o.readahead, o.first, o.last);
+  PARVIS_TRY(reader.start());  // the template must fit the frames: checked here
+  std::unique_ptr<AnnotatedSink> sink;
+  if (!o.out_path.empty()) PARVIS_TRY(open_sink(o.out_path, source->format(), o.source.ffmpeg, &sink));
+
+  // --save-frame: encoded when the frame passes, written once everything has succeeded.
+  std::vector<std::vector<uint8_t>> saved(o.save.size());
+  std::vector<bool> saved_done(o.save.size(), false);
+
+  int64_t known = source->frame_count();
+  if (known >= 0) {
+    if (o.last >= 0 && o.last < known) known = o.last;
+    known = known > o.first ? known - o.first : 0;
+  }
+  Progress progress(o.progress, known);
+  ResultWriter writer(o);
+  writer.header();
+
+  // Frames in flight, oldest first (at most `depth`).
+  std::vector<FrameSlot*> in_flight(size_t(depth), nullptr);
+  size_t head = 0, count = 0;
+  FrameResult res;
+  const double t0 = now_ms();
+  double t_first = t0;
+  Status failure;
+  bool more = true;
+  while (more || count > 0) {
+    if (more && count < size_t(depth)) {
+      FrameSlot* slot = nullptr;
+      failure = reader.next(&slot);
+      if (slot) {
+        failure = pipeline->submit(slot);
+        if (!failure.ok()) break;
+        in_flight[(head + count) % in_flight.size()] = slot;
+        ++count;
+        continue;
+      }
+      more = false;  // the end of the range, or a failure after the frames before it
+      if (count == 0) break;
+    }
+    FrameSlot* slot = in_flight[head];
+    head = (head + 1) % in_flight.size();
+    --count;
+    Status s = pipeline->collect(&res);
+    const Rect rect{res.best.x, res.best.y, pipeline->template_width(), pipeline->template_height()};
+    if (s.ok() && sink) s = sink->write(*slot, rect);
+    for (size_t i = 0; s.ok() && i < o.save.size(); ++i)
+      if (o.save[i].index == res.index && slot->have_rgb) {
+        s = image_encode(slot->rgb, file_extension(o.save[i].path), &saved[i]);
+        saved_done[i] = s.ok();
+      }
+    const double prepare_ms = slot->prepare_ms;
+    reader.release(slot);
+    if (!s.ok()) {
+      failure = s;
+      break;
+    }
+    progress.clear();
+    writer.frame(res);
+    if (std::fflush(o.results) != 0) {
+      failure = Status::runtime("cannot write the results (the reader of stdout went away?)");
+      break;
+    }
+    if (stats->frames == 0) t_first = now_ms();
+    ++stats->frames;
+    if (res.have_color) ++(res.full ? stats->full : stats->empty);
+    stats->prepare_ms += prepare_ms;
+    stats->frame_ms += res.ms;
+    progress.update(stats->frames, now_ms() - t0);
+  }
+  // After a failure, frames may still be in flight on the pipeline's workers, in slots the
+  // reader owns: let them finish before anything is torn down.
+  while (count > 0) {
+    FrameResult ignored;
+    (void)pipeline->collect(&ignored);
+    reader.release(in_flight[head]);
+    head = (head + 1) % in_flight.size();
+    --count;
+  }
+  const double t_end = now_ms();
+  stats->seconds = (t_end - t0) / 1000.0;
+  stats->steady_seconds = (t_end - t_first) / 1000.0;
+  progress.clear();
+  if (!failure.ok()) return failure;
+
+  if (stats->frames == 0) {
+    if (o.first > 0 || o.last >= 0)
+      return Status::bad_input(source->name() + ": no frame in the range of --frames");
+    return Status::bad_input(source->name() + " holds no frame");
+  }
+  for (size_t i = 0; i < o.save.size(); ++i)
+    if (!saved_done[i])
+      return Status::bad_input("--save-frame " + std::to_string(o.save[i].index) + ": no such frame in " +
+                               source->name() + (o.first > 0 || o.last >= 0 ? " (within --frames)" : ""));
+  if (sink) PARVIS_TRY(sink->finish());
+  for (size_t i = 0; i < o.save.size(); ++i) {
+    Status s = write_file_atomic(o.save[i].path, saved[i].data(), saved[i].size());
+    if (!s.ok()) {  // no half set of outputs: remove what this run wrote
+      for (size_t j = 0; j < i; ++j) std::remove(o.save[j].path.c_str());
+      if (!o.out_path.empty()) std::remove(o.out_path.c_str());
+      return s;
+    }
+  }
+  writer.summary(*stats);
+  return Status::Ok();
+}
+
+}  // namespace parvis::video

@@ -1,0 +1,243 @@
+// The annotated output (sink.hpp).
+#include "video/sink.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/output.hpp"
+#include "video/process.hpp"
+#include "video/y4m.hpp"
+
+namespace parvis::video {
+
+int outline_thickness(int width, int height) { return (width >= 1000 || height >= 1000) ? 3 : 2; }
+
+namespace {
+
+constexpr Rgb kRed{255, 0, 0};
+
+// A file created under a temporary name beside `path` (keeping its extension, for ffmpeg);
+// renamed into place by commit(), removed otherwise.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  }
+  Status create(const std::string& path) {
+    path_ = path;
+    const size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    const std::string ext = file_extension(path);
+    const std::string suffix = ext.empty() ? "" : "." + ext;
+    std::string tmpl = dir + "." + base + ".XXXXXX" + suffix;
+    std::vector<char> name(tmpl.begin(), tmpl.end());
+    name.push_back('\0');
+    fd_ = ::mkstemps(name.data(), int(suffix.size()));
+    if (fd_ < 0) return Status::bad_input("cannot write " + path + ": " + std::strerror(errno));
+    tmp_ = name.data();
+    return Status::Ok();
+  }
+  int fd() const { return fd_; }
+  const std::string& temp_path() const { return tmp_; }
+  Status write(const void* data, size_t n) {
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return Status::runtime("cannot write " + path_ + ": " + std::strerror(errno));
+      }
+      p += w;
+      n -= size_t(w);
+    }
+    return Status::Ok();
+  }
+  Status commit() {
+    const mode_t mask = ::umask(0);  // mkstemp makes 0600: give the usual permissions
+    ::umask(mask);
+    ::fchmod(fd_, 0666 & ~mask);
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    if (rc != 0 || std::rename(tmp_.c_str(), path_.c_str()) != 0)
+      return Status::runtime("cannot write " + path_ + ": " + std::strerror(errno));
+    tmp_.clear();
+    return Status::Ok();
+  }
+
+ private:
+  int fd_ = -1;
+  std::string path_, tmp_;
+};
+
+// The frame's RGB with the red outline, in a buffer made once.
+class Annotator {
+ public:
+  Status init(const FrameFormat& fmt) {
+    thickness_ = outline_thickness(fmt.width, fmt.height);
+    return image_alloc(fmt.width, fmt.height, 3, &rgb_);
+  }
+  const Image& annotate(const FrameSlot& slot, Rect match) {
+    for (int y = 0; y < rgb_.height; ++y)
+      std::memcpy(rgb_.row(y), slot.rgb.row(y), size_t(rgb_.width) * 3);
+    draw_rect(&rgb_, match, kRed, thickness_);
+    return rgb_;
+  }
+
+ private:
+  Image rgb_;
+  int thickness_ = 2;
+};
+
+class Y4mSink : public AnnotatedSink {
+ public:
+  Status open(const std::string& path, const FrameFormat& in) {
+    in_ = in;
+    out_ = in;
+    // A YUV stream with chroma keeps its layout; the others become 4:4:4 full-range BT.601.
+    paint_planes_ = !sink_needs_rgb(path, in);
+    if (!paint_planes_) {
+      out_.layout = Layout::Yuv;
+      out_.chroma_sx = out_.chroma_sy = 1;
+      out_.mono = out_.alpha = false;
+      out_.matrix = YuvMatrix::Bt601;
+      out_.range = YuvRange::Full;
+      PARVIS_TRY(annotator_.init(in));
+    }
+    PARVIS_TRY(image_alloc(out_.width, out_.height, 1, &y_));
+    if (!out_.mono) {
+      PARVIS_TRY(image_alloc(out_.chroma_width(), out_.chroma_height(), 1, &u_));
+      PARVIS_TRY(image_alloc(out_.chroma_width(), out_.chroma_height(), 1, &v_));
+    }
+    PARVIS_TRY(file_.create(path));
+    const std::string header = y4m_header(out_);
+    return file_.write(header.data(), header.size());
+  }
+
+  Status write(const FrameSlot& slot, Rect match) override {
+    if (paint_planes_) {
+      const size_t luma = in_.luma_bytes(), chroma = in_.chroma_bytes();
+      std::memcpy(y_.pixels.data(), slot.bytes, luma);
+      std::memcpy(u_.pixels.data(), slot.bytes + luma, chroma);
+      std::memcpy(v_.pixels.data(), slot.bytes + luma + chroma, chroma);
+      uint8_t red[3];
+      rgb_to_yuv(rgb_to_yuv_coefficients(in_.matrix, in_.range), kRed.r, kRed.g, kRed.b, &red[0],
+                 &red[1], &red[2]);
+      const int t = outline_thickness(in_.width, in_.height), sx = in_.chroma_sx, sy = in_.chroma_sy;
+      draw_rect(&y_, match, Rgb{red[0], red[0], red[0]}, t);  // grey of (v, v, v) is v
+      // The chroma samples under the outline (the same rectangle in chroma coordinates).
+      const Rect c{match.x / sx, match.y / sy, (match.x + match.w - 1) / sx - match.x / sx + 1,
+                   (match.y + match.h - 1) / sy - match.y / sy + 1};
+      const int ct = (t + sx - 1) / sx;
+      draw_rect(&u_, c, Rgb{red[1], red[1], red[1]}, ct);
+      draw_rect(&v_, c, Rgb{red[2], red[2], red[2]}, ct);
+    } else {
+      const Image& rgb = annotator_.annotate(slot, match);
+      const RgbToYuv k = rgb_to_yuv_coefficients(out_.matrix, out_.range);
+      for (size_t i = 0, n = out_.luma_bytes(); i < n; ++i) {
+        const uint8_t* p = rgb.pixels.data() + 3 * i;
+        rgb_to_yuv(k, p[0], p[1], p[2], &y_.pixels[i], &u_.pixels[i], &v_.pixels[i]);
+      }
+    }
+    static const char kFrame[] = "FRAME\n";
+    PARVIS_TRY(file_.write(kFrame, 6));
+    PARVIS_TRY(file_.write(y_.pixels.data(), y_.pixels.size()));
+    if (!out_.mono) {
+      PARVIS_TRY(file_.write(u_.pixels.data(), u_.pixels.size()));
+      PARVIS_TRY(file_.write(v_.pixels.data(), v_.pixels.size()));
+    }
+    if (out_.alpha)  // C444alpha: the alpha plane as it came
+      PARVIS_TRY(file_.write(slot.bytes + in_.luma_bytes() + 2 * in_.chroma_bytes(), in_.luma_bytes()));
+    return Status::Ok();
+  }
+
+  Status finish() override { return file_.commit(); }
+
+ private:
+  FrameFormat in_, out_;
+  bool paint_planes_ = false;
+  Annotator annotator_;
+  Image y_, u_, v_;
+  TempFile file_;
+};
+
+// Any other container and codec: rgb24 frames into ffmpeg, which writes the temporary file.
+class FfmpegSink : public AnnotatedSink {
+ public:
+  Status open(const std::string& path, const FrameFormat& in, const std::string& program) {
+    const std::string exe = find_program(program);
+    if (exe.empty()) return ffmpeg_missing(program, "--out " + path + " is not a .y4m file", "write .y4m");
+    path_ = path;
+    PARVIS_TRY(annotator_.init(in));
+    PARVIS_TRY(file_.create(path));
+    const bool fps = in.fps_num > 0 && in.fps_den > 0;
+    std::vector<std::string> args = {
+        program, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo",
+        "-pix_fmt", "rgb24", "-s", std::to_string(in.width) + "x" + std::to_string(in.height),
+        "-framerate", fps ? std::to_string(in.fps_num) + "/" + std::to_string(in.fps_den) : "25",
+        "-i", "-"};
+    // 4:2:0 plays everywhere, but needs even sizes.
+    if (in.width % 2 == 0 && in.height % 2 == 0) args.insert(args.end(), {"-pix_fmt", "yuv420p"});
+    args.push_back(file_.temp_path());
+    PARVIS_TRY(child_.start(exe, args, Child::Pipe::WriteStdin));
+    return Status::Ok();
+  }
+
+  Status write(const FrameSlot& slot, Rect match) override {
+    const Image& rgb = annotator_.annotate(slot, match);
+    const uint8_t* p = rgb.pixels.data();
+    size_t n = rgb.pixels.size();
+    while (n > 0) {
+      const ssize_t w = ::write(child_.pipe_fd(), p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EPIPE) return child_.finish("--out " + path_);  // ffmpeg stopped: say why
+        return Status::runtime("--out " + path_ + ": cannot write to ffmpeg: " + std::strerror(errno));
+      }
+      p += w;
+      n -= size_t(w);
+    }
+    return Status::Ok();
+  }
+
+  Status finish() override {
+    PARVIS_TRY(child_.finish("--out " + path_));
+    return file_.commit();
+  }
+
+ private:
+  std::string path_;
+  Annotator annotator_;
+  TempFile file_;  // declared before child_: ffmpeg is stopped before its file is removed
+  Child child_;
+};
+
+}  // namespace
+
+bool sink_needs_rgb(const std::string& path, const FrameFormat& fmt) {
+  return !(file_extension(path) == "y4m" && fmt.layout == Layout::Yuv && !fmt.mono);
+}
+
+Status open_sink(const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
+                 std::unique_ptr<AnnotatedSink>* out) {
+  if (file_extension(path) == "y4m") {
+    auto s = std::make_unique<Y4mSink>();
+    PARVIS_TRY(s->open(path, fmt));
+    *out = std::move(s);
+    return Status::Ok();
+  }
+  auto s = std::make_unique<FfmpegSink>();
+  PARVIS_TRY(s->open(path, fmt, ffmpeg));
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+}  // namespace parvis::video

@@ -1,0 +1,36 @@
+// --out: the frames with a red rectangle on each match, as a Y4M file (written by us) or any
+// other video file through ffmpeg (by the extension). Written under a temporary name in the
+// target directory and renamed only by finish(): a run that fails leaves no file behind.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "common/image.hpp"
+#include "common/status.hpp"
+#include "video/video.hpp"
+
+namespace parvis::video {
+
+class AnnotatedSink {
+ public:
+  virtual ~AnnotatedSink() = default;  // unfinished: the temporary file is removed
+  // One frame, in order; `match` is the matched rectangle. Uses slot.bytes (Y4M of a YUV
+  // stream: the rectangle is painted into the planes, every other byte kept) or slot.rgb.
+  virtual Status write(const FrameSlot& slot, Rect match) = 0;
+  // Completes the file and renames it into place.
+  virtual Status finish() = 0;
+};
+
+// `.y4m`: a YUV stream keeps its own layout (chroma, range); RGB, grey and mono streams are
+// written as 4:4:4 full-range BT.601. Other extensions: ffmpeg (rgb24 frames on its stdin).
+Status open_sink(const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
+                 std::unique_ptr<AnnotatedSink>* out);
+
+// Whether open_sink's sink for `path` reads FrameSlot::rgb (else only the frame's bytes: a
+// YUV stream with chroma written as Y4M is painted in its own planes).
+bool sink_needs_rgb(const std::string& path, const FrameFormat& fmt);
+
+// The rectangle's outline width: 2 px, 3 on frames of 1000 px or more (as match's --out).
+int outline_thickness(int width, int height);
+
+}  // namespace parvis::video

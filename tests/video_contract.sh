@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# tests/video_contract.sh EXE DATA WORKDIR — the video contract on one version's executable:
+#   1. every checked frame's result (x, y, score, colour count, verdict) equals `EXE match` on
+#      that frame saved as an image by `EXE video --save-frame` (Y4M 4:2:0 / 4:2:2 / mono / odd
+#      sizes, raw frames, the capsule grid; ffmpeg input where ffmpeg is on PATH);
+#   2. on the production line, the matched capsule is the one the generator put in view (within
+#      2 px of line_truth.csv) and the verdict is its truth (full / empty);
+#   3. a truncated stream reports the frames before the cut, exactly as the whole stream does,
+#      then one error line and exit 2;
+#   4. with ffmpeg: a lossless re-encode read through ffmpeg finds the same capsules, --out .mp4
+#      writes every frame; PARVIS_REAL_VIDEO=FILE adds a real clip (a template cut from its
+#      frame 0 must match there with score 0).
+# Prints ok / FAIL / skip lines and "N passed, N failed, N skipped"; exit 1 on any failure, with
+# the first failure also on stderr (tests/cases/video_contract.cases runs it per version).
+set -u
+EXE=$1 DATA=$2 WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+passed=0 failed=0 skipped=0 first_failure=""
+pass() { passed=$((passed + 1)); echo "ok    $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL  $*"; [ -n "$first_failure" ] || first_failure="$*"; }
+skip() { skipped=$((skipped + 1)); echo "skip  $*"; }
+field() {  # JSON-ish line, key -> the first value of that key
+  sed -n "s/.*\"$2\": *\(\"[a-z]*\"\|[0-9.e-]*\).*/\1/p" <<<"$1" | tr -d '"'
+}
+# Versions without template matching (blur-v1 ...) have no video either.
+if ! "$EXE" video "$DATA/line.y4m" "$DATA/line_template.bmp" --frames 0 --no-time >/dev/null 2>"$WORK/match.err" &&
+   grep -q "is not implemented in" "$WORK/match.err"; then
+  echo "skip  video contract: $(head -n1 "$WORK/match.err")"
+  echo "0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+# The colour filter exists on this version?
+COLOR=--color
+"$EXE" video "$DATA/line.y4m" "$DATA/line_template.bmp" --frames 0 --color blue --no-time >/dev/null 2>"$WORK/color.err" ||
+  { grep -q "is not implemented in" "$WORK/color.err" && COLOR=""; }
+[ -n "$COLOR" ] || skip "colour checks: the colour filter is not in this version"
+
+# contract NAME IN TEMPLATE FRAMES [video options...]: video with --save-frame for each frame
+# listed, then match on each saved frame, field by field.
+contract() {
+  local name=$1 in=$2 tpl=$3 frames=$4; shift 4
+  local dir=$WORK/$name opts=() match_opts=() f
+  mkdir -p "$dir"
+  for f in $frames; do opts+=(--save-frame "$f:$dir/f$f.ppm"); done
+  [ -n "$COLOR" ] && { opts+=(--color blue); match_opts+=(--color blue); }
+  local a; for a in "$@"; do case "$a" in --metric|sad|ssd) match_opts+=("$a") ;; esac; done
+  # The results from a plain run (no frame kept whole on the host: the colour check converts
+  # only the matched rectangle), the frames from a second run that saves them.
+  local color_opts=(); [ -n "$COLOR" ] && color_opts=(--color blue)
+  if ! "$EXE" video "$in" "$tpl" --json --no-time "$@" "${color_opts[@]}" >"$dir/video.jsonl" 2>"$dir/video.err" ||
+     ! "$EXE" video "$in" "$tpl" --json --no-time "$@" "${opts[@]}" >"$dir/saved.jsonl" 2>"$dir/video.err"; then
+    fail "$name: video exited $?: $(head -n1 "$dir/video.err")"; return
+  fi
+  cmp -s "$dir/video.jsonl" "$dir/saved.jsonl" || { fail "$name: the results change with --save-frame"; return; }
+  local bad=0 n=0 line m
+  for f in $frames; do
+    line=$(grep -m1 "^{\"frame\": $f," "$dir/video.jsonl")
+    m=$("$EXE" match "$dir/f$f.ppm" "$tpl" --json "${match_opts[@]}" 2>/dev/null)
+    n=$((n + 1))
+    local k
+    for k in x y score matching total verdict; do
+      if [ "$(field "$line" $k)" != "$(field "$m" $k)" ]; then
+        [ $bad = 0 ] && fail "$name frame $f: video $k=$(field "$line" $k), match $k=$(field "$m" $k)"
+        bad=$((bad + 1)); break
+      fi
+    done
+  done
+  [ $bad = 0 ] && pass "$name: $n frames, video = match on the saved frame"
+}
+
+# truth NAME JSONL: every frame with a capsule in view (line_truth.csv) found within 2 px, and
+# its verdict right where the colour filter ran.
+truth() {
+  local name=$1 jsonl=$2 bad=0 n=0 frame x y full line
+  while IFS=, read -r frame x y full; do
+    [ "$frame" = frame ] && continue
+    line=$(grep -m1 "^{\"frame\": $frame," "$jsonl") || continue
+    n=$((n + 1))
+    local vx vy verdict want
+    vx=$(field "$line" x); vy=$(field "$line" y); verdict=$(field "$line" verdict)
+    want=$([ "$full" = 1 ] && echo full || echo empty)
+    if [ $((vx - x)) -gt 2 ] || [ $((x - vx)) -gt 2 ] || [ $((vy - y)) -gt 2 ] || [ $((y - vy)) -gt 2 ] ||
+       { [ -n "$COLOR" ] && [ "$verdict" != "$want" ]; }; then
+      [ $bad = 0 ] && fail "$name frame $frame: found x=$vx y=$vy ${verdict:-}, truth x=$x y=$y $want"
+      bad=$((bad + 1))
+    fi
+  done <"$DATA/line_truth.csv"
+  [ $n -gt 0 ] || { fail "$name: no frame of line_truth.csv in the output"; return; }
+  [ $bad = 0 ] && pass "$name: $n frames agree with the ground truth${COLOR:+ (position and verdict)}"
+}
+
+T=$DATA/line_template.bmp
+all=$(seq 0 59)
+every6=$(seq 0 6 59)
+contract line "$DATA/line.y4m" "$T" "$all"
+truth line-truth "$WORK/line/video.jsonl"
+contract line_422_sad "$DATA/line_422.y4m" "$T" "$every6" --metric sad
+contract line_limited "$DATA/line_limited.y4m" "$T" "$every6"
+contract line_mono "$DATA/line_mono.y4m" "$T" "$every6"
+contract line_odd "$DATA/line_odd.y4m" "$T" "0 1 2 3 4 5"
+contract raw_bgr24 "$DATA/line.rgb" "$T" "$every6" --raw 160x88 --pix-fmt bgr24
+contract raw_yuv420p "$DATA/line.yuv" "$T" "$every6" --raw 160x88 --pix-fmt yuv420p
+contract capsules_grid "$DATA/capsules.y4m" "$DATA/capsules_small_template.bmp" "$(seq 0 11)"
+
+# A truncated stream: the frames before the cut, as the whole stream gives them, then exit 2.
+head -c 100000 "$DATA/line.y4m" >"$WORK/truncated.y4m"
+"$EXE" video "$WORK/truncated.y4m" "$T" --json --no-time >"$WORK/truncated.jsonl" 2>"$WORK/truncated.err"
+rc=$?
+if [ $rc = 2 ] && [ "$(wc -l <"$WORK/truncated.err")" = 1 ] && grep -q "frame 4 is truncated" "$WORK/truncated.err" &&
+   cmp -s "$WORK/truncated.jsonl" <(head -n 4 "$WORK/line/video.jsonl" | sed 's/, "matching".*}$/}/'); then
+  pass "truncated: frames 0-3 reported as in the whole stream, then one error line, exit 2"
+else
+  fail "truncated: exit $rc, $(wc -l <"$WORK/truncated.jsonl") lines: $(head -n1 "$WORK/truncated.err")"
+fi
+
+# ffmpeg: input and output.
+if command -v ffmpeg >/dev/null; then
+  if ffmpeg -nostdin -loglevel error -y -i "$DATA/line.y4m" -c:v ffv1 "$WORK/line.mkv"; then
+    contract ffmpeg_ffv1 "$WORK/line.mkv" "$T" "$every6"
+    "$EXE" video "$WORK/line.mkv" "$T" --json --no-time ${COLOR:+--color blue} >"$WORK/mkv.jsonl" 2>/dev/null
+    truth ffmpeg-truth "$WORK/mkv.jsonl"
+  else
+    fail "ffmpeg could not encode line.y4m to FFV1"
+  fi
+  if "$EXE" video "$DATA/line.y4m" "$T" --no-time --out "$WORK/annotated.mp4" >/dev/null 2>"$WORK/mp4.err" &&
+     [ "$("$EXE" video "$WORK/annotated.mp4" "$T" --no-time 2>/dev/null | grep -c '^frame')" = 60 ]; then
+    pass "--out annotated.mp4 through ffmpeg: 60 frames"
+  else
+    fail "--out annotated.mp4: $(head -n1 "$WORK/mp4.err")"
+  fi
+  real=${PARVIS_REAL_VIDEO:-}
+  if [ -n "$real" ] && [ -f "$real" ]; then
+    gen=$(dirname "$EXE")/parvis-gen
+    if "$EXE" video "$real" "$T" --frames 0 --save-frame "0:$WORK/real0.ppm" --no-time >/dev/null 2>&1 &&
+       "$gen" crop "$WORK/real0.ppm" 200 150 64 64 "$WORK/real_tpl.bmp" 2>/dev/null; then
+      contract "real:$(basename "$real")" "$real" "$WORK/real_tpl.bmp" "0 10 20 30 40" --frames 0:50
+      s0=$(field "$(head -n1 "$WORK/real:$(basename "$real")/video.jsonl")" score)
+      [ "$s0" = 0 ] && pass "real clip: frame 0 matches its own crop with score 0" || fail "real clip: frame 0 score $s0, expected 0"
+    else
+      fail "real clip $real could not be read"
+    fi
+  else
+    skip "real clip: set PARVIS_REAL_VIDEO=FILE (e.g. OpenCV's vtest.avi)"
+  fi
+else
+  skip "ffmpeg input and output: ffmpeg is not on PATH"
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+if [ $failed -gt 0 ]; then
+  echo "video contract on $(basename "$EXE"): $failed failed: $first_failure" >&2
+  exit 1
+fi

@@ -164,21 +164,47 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[p][o][i] = 0;
   const int xb = x0 + kSegment * (lane >> 2) - g.lead + 4 * (lane & 3);
+  constexpr int ROWS = RB + K - 1;
+  // Units away from every border (nearly all of them) issue their 2 ROWS word loads before any
+  // MMA: the loads of a unit are then in flight together instead of one row at a time, which is
+  // what keeps enough bytes in flight to approach the copy rate. The words and the sums are the
+  // same as on the general path below (the last lane's second word ends at x0 + 144 - lead).
+  const bool inside = x0 >= g.lead && x0 + kUnitBytes + kSegment - g.lead <= g.row_bytes &&
+                      y0 >= R && y0 + RB + R <= g.height;  // the same for the whole warp
+  if (inside) {
+    const uint8_t* base = g.in + size_t(y0 - R) * g.pitch + xb;
+    uint32_t b[ROWS][2];
 #pragma unroll
-  for (int r = 0; r < RB + K - 1; ++r) {
-    const int sy = border_index(y0 + r - R, g.height, g.border);
-    uint32_t b0 = 0, b1 = 0;
-    if (sy >= 0) {  // the same for the whole warp
-      const uint8_t* row = g.in + size_t(sy) * g.pitch;
-      b0 = load_word(row, xb, g);
-      b1 = load_word(row, xb + kSegment, g);
+    for (int r = 0; r < ROWS; ++r) {
+      b[r][0] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * g.pitch));
+      b[r][1] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * g.pitch + kSegment));
     }
 #pragma unroll
-    for (int ky = 0; ky < K; ++ky) {
-      const int o = r - ky;  // source row y0 + r - R feeds output row y0 + o through kernel row ky
-      if (o >= 0 && o < RB)
+    for (int r = 0; r < ROWS; ++r)
 #pragma unroll
-        for (int p = 0; p < PLANES; ++p) mma_s8u8(acc[p][o], a[ky][p], b0, b1);
+      for (int ky = 0; ky < K; ++ky) {
+        const int o = r - ky;
+        if (o >= 0 && o < RB)
+#pragma unroll
+          for (int p = 0; p < PLANES; ++p) mma_s8u8(acc[p][o], a[ky][p], b[r][0], b[r][1]);
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const int sy = border_index(y0 + r - R, g.height, g.border);
+      uint32_t b0 = 0, b1 = 0;
+      if (sy >= 0) {  // the same for the whole warp
+        const uint8_t* row = g.in + size_t(sy) * g.pitch;
+        b0 = load_word(row, xb, g);
+        b1 = load_word(row, xb + kSegment, g);
+      }
+#pragma unroll
+      for (int ky = 0; ky < K; ++ky) {
+        const int o = r - ky;  // source row y0 + r - R feeds output row y0 + o through kernel row ky
+        if (o >= 0 && o < RB)
+#pragma unroll
+          for (int p = 0; p < PLANES; ++p) mma_s8u8(acc[p][o], a[ky][p], b0, b1);
+      }
     }
   }
 #pragma unroll

@@ -2,6 +2,7 @@
 // the input (the seeds' layout). Exact.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,23 +31,59 @@ Status check_memory(uint64_t bytes, const std::string& what);
 // pixels everywhere (splitmix64, 8 pixels per number).
 Status random_image(int width, int height, uint64_t seed, Image* out);
 
+// An allocator that leaves new elements uninitialised: resize() does not write the gigabytes
+// that the integral overwrites anyway, so the first touch of each page is the version's own
+// (in parallel, on omp).
+template <typename T>
+struct NoInit : std::allocator<T> {
+  template <typename U> struct rebind { using other = NoInit<U>; };
+  NoInit() = default;
+  template <typename U> NoInit(const NoInit<U>&) {}
+  template <typename U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... A> void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <typename T>
+using Buffer = std::vector<T, NoInit<T>>;
+
 struct Result {
   Type type = Type::U32;
   int width = 0, height = 0;
-  std::vector<uint32_t> u32;  // the one matching `type` is filled
-  std::vector<uint64_t> u64;
-  std::vector<double> f64;
-  Timings timings;
+  bool kept = true;     // false: the elements were not kept (compute_source with keep false)
+  Buffer<uint32_t> u32;  // the one matching `type` is filled (when kept)
+  Buffer<uint64_t> u64;
+  Buffer<double> f64;
+  uint64_t last = 0;  // the last element (the sum of all pixels) and checksum(): filled by
+  uint64_t sum = 0;   // compute_source, whether or not the elements are kept
+  Timings timings;    // compute_ms: the integral alone (not the noise, the checksum, copies)
 };
 
 // `gray` has 1 channel. `squared`: integral of px^2. `type` Auto is resolved here, and a
 // type that cannot hold the result is refused (check_type). Defined by each version.
 Status compute(const Image& gray, Type type, bool squared, Result* out);
 
+// What to integrate: an image (grey, 1 channel) or --random noise made where the version
+// computes (a CUDA version makes it on the device, with random_image's values).
+struct Source {
+  const Image* image = nullptr;  // or, when null:
+  int width = 0, height = 0;
+  uint64_t seed = 1;
+};
+// The integral of `src` with `last` and `sum` filled; the elements are kept in `out` only when
+// `keep` (a CUDA version then leaves the result on the device and sums it there). Checks the
+// host memory it needs. Defined by each version (CPU versions: host_compute_source).
+Status compute_source(const Source& src, Type type, bool squared, bool keep, Result* out);
+// The CPU versions' compute_source: the noise on the host, compute(), the checksum.
+Status host_compute_source(const Source& src, Type type, bool squared, bool keep, Result* out);
+
 // Element i (row-major) of the result as an integer (f64 elements are whole numbers).
 uint64_t element(const Result& r, size_t i);
-// FNV-1a 64 of every element as a little-endian u64, so the same numbers give the same
-// checksum whatever the type.
+// The checksum of every element as an integer: sum over i of checksum_term(i, element i),
+// wrapping (checksum.hpp). Order-free, so it is computed in parallel and on the device; the
+// same numbers give the same checksum whatever the type.
 uint64_t checksum(const Result& r);
+// Allocates the elements of `type` (resolved) for width x height, uninitialised.
+Status allocate(Type type, int width, int height, Result* r);
 
 }  // namespace parvis::integral

@@ -1,6 +1,7 @@
 // Integral image, cuda-opt: a tiled scheme that reads the u8 input twice and writes the output
 // once, never transposing through global memory. Tiles of 32 rows x 1024 columns, 256 threads,
-// 4 adjacent columns a thread (uchar4 loads, 16-byte stores of the output when W % 4 == 0).
+// 4 adjacent columns a thread (4-byte loads of all 32 rows up front, 16-byte stores of the
+// output when W % 4 == 0).
 //   1. tiles (pass 1): in each tile, each thread walks down its 4 columns keeping their running
 //      sums; per row a block scan of those (warp shuffles, one __syncthreads a row) gives the
 //      tile-local 2D integral S(y, x). Saved: each tile's column totals (colsum) and, per row,
@@ -62,24 +63,40 @@ __global__ void __launch_bounds__(kThreads) tiles(const uint8_t* __restrict__ in
                                                   bool squared, Scratch s, T* __restrict__ out,
                                                   int64_t tile_row0) {
   __shared__ uint32_t warp_total[2][kWarps];
+  __shared__ uint64_t left[kTileH];  // Final: L(tile, y) of the tile's rows
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t tx = blockIdx.x, ty = tile_row0 + blockIdx.y;
   const int64_t x = tx * kTileW + int64_t(threadIdx.x) * kCols;
   const int64_t y0 = ty * kTileH, y_end = min(rows, y0 + kTileH);
   uint32_t col[kCols] = {0, 0, 0, 0};
   uint64_t top[kCols] = {0, 0, 0, 0};
-  if (Final)
+  if (Final) {
     for (int j = 0; j < kCols; ++j) top[j] = x + j < w ? s.top[ty * w + x + j] : 0;
-  for (int64_t y = y0; y < y_end; ++y) {
-    const uint8_t* row = in + y * w;
-    uint32_t p[kCols];
-    if (Vec) {
-      uchar4 q = make_uchar4(0, 0, 0, 0);
-      if (x < w) q = __ldg(reinterpret_cast<const uchar4*>(row + x));
-      p[0] = q.x, p[1] = q.y, p[2] = q.z, p[3] = q.w;
-    } else {
-      for (int j = 0; j < kCols; ++j) p[j] = x + j < w ? __ldg(row + x + j) : 0;
+    if (threadIdx.x < kTileH && y0 + threadIdx.x < y_end) left[threadIdx.x] = s.left[tx * rows + y0 + threadIdx.x];
+  }  // (read after the first row's barrier)
+  // All 32 rows' pixels first (4 packed in a u32 a row): 32 loads in flight per thread.
+  uint32_t packed[kTileH];
+#pragma unroll
+  for (int r = 0; r < kTileH; ++r) {
+    const int64_t y = y0 + r;
+    uint32_t q = 0;
+    if (y < y_end && x < w) {
+      const uint8_t* px = in + y * w + x;
+      if (Vec) {
+        q = __ldg(reinterpret_cast<const unsigned int*>(px));
+      } else {
+        for (int j = 0; j < kCols; ++j)
+          if (x + j < w) q |= uint32_t(__ldg(px + j)) << (8 * j);
+      }
     }
+    packed[r] = q;
+  }
+#pragma unroll
+  for (int r = 0; r < kTileH; ++r) {
+    const int64_t y = y0 + r;
+    if (y >= y_end) break;  // the same for the whole block
+    uint32_t p[kCols];
+    for (int j = 0; j < kCols; ++j) p[j] = (packed[r] >> (8 * j)) & 0xffu;
     uint32_t run[kCols];
     uint32_t acc = 0;
     for (int j = 0; j < kCols; ++j) {
@@ -96,7 +113,7 @@ __global__ void __launch_bounds__(kThreads) tiles(const uint8_t* __restrict__ in
     if (!Final) {
       if (threadIdx.x == kThreads - 1) s.rowcum[tx * rows + y] = offset + acc;
     } else {
-      const uint64_t base = s.left[tx * rows + y] + offset;
+      const uint64_t base = left[r] + offset;
       uint64_t v[kCols];
       for (int j = 0; j < kCols; ++j) v[j] = top[j] + base + run[j];
       if (x < w) store4<T, Vec>(out + y * w + x, x, w, v);

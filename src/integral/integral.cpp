@@ -1,7 +1,10 @@
 // The integral image's shared host code: output types, the memory check, the --random
 // noise and the checksum. The integral itself is in the version files (seq.cpp, ...).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "integral/checksum.hpp"
@@ -83,6 +86,25 @@ Status check_memory(uint64_t bytes, const std::string& what) {
   return Status::bad_input(what + " needs " + std::to_string(bytes / mib) + " MiB, only " +
                            std::to_string(available / mib) + " MiB of memory is available");
 }
+
+namespace {
+constexpr size_t kHuge = size_t(2) << 20;
+}  // namespace
+
+void* big_alloc(size_t bytes) {
+  if (bytes < 2 * kHuge) {
+    if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+    throw std::bad_alloc();
+  }
+  void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: failure is harmless
+#endif
+  return p;
+}
+
+void big_free(void* p, size_t) { std::free(p); }
 
 Status random_image(int width, int height, uint64_t seed, Image* out) {
   Image img;

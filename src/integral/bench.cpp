@@ -2,8 +2,9 @@
 // (--random noise, seed 1), u64 output by default. Shared by every version through
 // integral::compute_source with keep = false: on a CUDA version the noise is made on the device
 // and compute_ms is the integral's kernels alone between CUDA events (input already on the
-// device, result left there, checksummed there); on a CPU version it is the integral alone,
-// the output freshly allocated as any caller's would be (page faults included).
+// device, result left there, checksummed there); on a CPU version it is the integral alone, two
+// ways: the output buffer reused from run to run (method u8-<type>) and a fresh one each run
+// (u8-<type>/alloc: the OS's page faults and zeroing inside the timing).
 // A size whose memory does not fit this machine is skipped with a note on stderr.
 //
 // One line per size:  version workload method threads median_ms reps checksum path
@@ -13,6 +14,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +87,7 @@ int bench_integral(int argc, char** argv) {
     sizes.emplace_back(width, height);
   }
   const std::string threads = bench_threads();
+  const bool gpu = threads == "gpu";
   int failures = 0;
   for (const auto& [w, h] : sizes) {
     s = integral::check_type(requested, w, h, squared);
@@ -95,31 +98,91 @@ int bench_integral(int argc, char** argv) {
     src.seed = uint64_t(seed);
     const std::string dims = std::to_string(w) + "x" + std::to_string(h);
     std::fprintf(stderr, "bench integral %s %s ...\n", kVersionName, dims.c_str());
+    // One warm-up, then at least 3 runs and `seconds`, at most max_reps; the median of run().
+    auto measure = [&](auto run, size_t* reps) {
+      std::vector<double> times;
+      const double t0 = now_ms();
+      while (int(times.size()) < max_reps && (times.size() < 3 || now_ms() - t0 < seconds * 1000)) {
+        double ms = 0;
+        if (!run(&ms)) break;
+        times.push_back(ms);
+      }
+      std::sort(times.begin(), times.end());
+      const size_t n = times.size();
+      *reps = n;
+      return n == 0 ? 0.0 : n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    };
+    auto line = [&](const char* suffix, double median, size_t reps, uint64_t sum) {
+      std::printf("%s integral:%s u8-%s%s%s %s %.4f %zu %016" PRIx64 " %s\n", kVersionName, dims.c_str(),
+                  integral::type_name(requested), squared ? "-squared" : "", suffix, threads.c_str(), median,
+                  reps, sum, bench_path().c_str());
+    };
     integral::Result r;
-    s = integral::compute_source(src, requested, squared, false, &r);  // warm-up
+    s = gpu ? integral::compute_source(src, requested, squared, false, &r)  // warm-up
+            : integral::host_compute_source(src, requested, squared, false, &r);
     if (!s.ok()) {
       std::fprintf(stderr, "note: %s skipped on %s: %s\n", dims.c_str(), kVersionName, s.message.c_str());
       if (s.code != kExitBadInput) ++failures;
       continue;
     }
     const uint64_t checksum = r.sum;
-    std::vector<double> times;
-    const double t0 = now_ms();
-    while (int(times.size()) < max_reps && (times.size() < 3 || now_ms() - t0 < seconds * 1000)) {
-      s = integral::compute_source(src, requested, squared, false, &r);
+    auto check = [&](uint64_t sum) {
+      if (sum == checksum) return true;
+      std::fprintf(stderr, "bench integral: %s: checksum changed between runs\n", dims.c_str());
+      ++failures;
+      return false;
+    };
+    size_t reps = 0;
+    if (gpu) {  // noise made on the device, result left there: the kernels alone
+      const double median = measure([&](double* ms) {
+        if (!integral::compute_source(src, requested, squared, false, &r).ok() || !check(r.sum)) return false;
+        *ms = r.timings.compute_ms;
+        return true;
+      }, &reps);
+      line("", median, reps, checksum);
+    } else {
+      // The input made once. u8-<type>: the output buffer reused from run to run (the kernel's
+      // time, as a caller integrating many frames sees it); u8-<type>/alloc: a fresh output every
+      // run (its pages faulted in and zeroed by the OS inside the timing, as a one-off call sees it).
+      Image img;
+      s = integral::random_image(w, h, uint64_t(seed), &img);
       if (!s.ok()) return report_failure(s);
-      if (r.sum != checksum) {
-        std::fprintf(stderr, "bench integral: %s: checksum changed between runs\n", dims.c_str());
-        ++failures;
+      integral::Result out;
+      double median = measure([&](double* ms) {
+        if (!integral::compute(img, requested, squared, &out).ok()) return false;
+        *ms = out.timings.compute_ms;
+        return true;
+      }, &reps);
+      check(integral::checksum(out));
+      line("", median, reps, checksum);
+      // The floor measured in the same run: the same output bytes written by memset, the same
+      // number of threads, the buffer reused (method "fill").
+      {
+        unsigned char* bytes = out.type == integral::Type::U32 ? reinterpret_cast<unsigned char*>(out.u32.data())
+                               : out.type == integral::Type::U64 ? reinterpret_cast<unsigned char*>(out.u64.data())
+                                                                 : reinterpret_cast<unsigned char*>(out.f64.data());
+        const size_t total = size_t(w) * size_t(h) * integral::type_size(out.type);
+        const int nt = std::max(1, threads == "1" ? 1 : std::atoi(threads.c_str()));
+        const double fill = measure([&](double* ms) {
+          const double t0 = now_ms();
+          std::vector<std::thread> pool;
+          for (int t = 0; t < nt; ++t)
+            pool.emplace_back([=] { std::memset(bytes + total * t / nt, t + 1, total * (t + 1) / nt - total * t / nt); });
+          for (std::thread& th : pool) th.join();
+          *ms = now_ms() - t0;
+          return true;
+        }, &reps);
+        std::printf("%s integral:%s fill %s %.4f %zu - memset\n", kVersionName, dims.c_str(), threads.c_str(), fill, reps);
       }
-      times.push_back(r.timings.compute_ms);
+      out = integral::Result();
+      median = measure([&](double* ms) {
+        integral::Result fresh;
+        if (!integral::compute(img, requested, squared, &fresh).ok()) return false;
+        *ms = fresh.timings.compute_ms;
+        return true;
+      }, &reps);
+      line("/alloc", median, reps, checksum);
     }
-    std::sort(times.begin(), times.end());
-    const size_t n = times.size();
-    const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    std::printf("%s integral:%s u8-%s%s %s %.4f %zu %016" PRIx64 " %s\n", kVersionName, dims.c_str(),
-                integral::type_name(requested), squared ? "-squared" : "", threads.c_str(), median, n,
-                checksum, bench_path().c_str());
     std::fflush(stdout);
   }
   return failures ? kExitRuntime : kExitOk;

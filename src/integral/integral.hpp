@@ -91,7 +91,26 @@ uint64_t element(const Result& r, size_t i);
 // wrapping (checksum.hpp). Order-free, so it is computed in parallel and on the device; the
 // same numbers give the same checksum whatever the type.
 uint64_t checksum(const Result& r);
-// Allocates the elements of `type` (resolved) for width x height, uninitialised.
+// Sizes r's elements of `type` (resolved) for width x height, uninitialised; a buffer that
+// already has that size is reused as it is (no new pages to fault in: callers that integrate
+// many images of one size pass the same Result).
 Status allocate(Type type, int width, int height, Result* r);
+
+// The CPU versions' compute(): checks the input and the type, sizes *out (reusing its buffer),
+// and runs `integrate(buffer)` (a generic callable taking the Buffer<T>& of the type), timed.
+template <class F>
+Status host_compute(const Image& gray, Type type, bool squared, Result* out, F integrate) {
+  if (gray.channels != 1) return Status::bad_input("the integral image needs a grey input");
+  type = resolve_type(type, gray.width, gray.height, squared);
+  PARVIS_TRY(check_type(type, gray.width, gray.height, squared));
+  PARVIS_TRY(allocate(type, gray.width, gray.height, out));
+  const double t0 = now_ms();
+  if (type == Type::U32) integrate(out->u32);
+  if (type == Type::U64) integrate(out->u64);
+  if (type == Type::F64) integrate(out->f64);
+  out->timings = Timings();
+  out->timings.compute_ms = now_ms() - t0;
+  return Status::Ok();
+}
 
 }  // namespace parvis::integral

@@ -28,18 +28,7 @@ void integrate(const Image& gray, bool squared, Buffer<T>* out) {
 }  // namespace
 
 Status compute(const Image& gray, Type type, bool squared, Result* out) {
-  if (gray.channels != 1) return Status::bad_input("the integral image needs a grey input");
-  type = resolve_type(type, gray.width, gray.height, squared);
-  PARVIS_TRY(check_type(type, gray.width, gray.height, squared));
-  Result r;
-  PARVIS_TRY(allocate(type, gray.width, gray.height, &r));
-  const double t0 = now_ms();
-  if (type == Type::U32) integrate(gray, squared, &r.u32);
-  if (type == Type::U64) integrate(gray, squared, &r.u64);
-  if (type == Type::F64) integrate(gray, squared, &r.f64);
-  r.timings.compute_ms = now_ms() - t0;
-  *out = std::move(r);
-  return Status::Ok();
+  return host_compute(gray, type, squared, out, [&](auto& buf) { integrate(gray, squared, &buf); });
 }
 
 Status compute_source(const Source& src, Type type, bool squared, bool keep, Result* out) {

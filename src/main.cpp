@@ -47,6 +47,7 @@ const BenchEntry kBenches[] = {
     {"blur", bench_blur},
     {"filter", bench_filter},
     {"video", bench_video},
+    {"integral", bench_integral},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"

@@ -1,7 +1,11 @@
 // ./main integral IN | --random WxH [--seed S] [--type auto|u32|u64|f64] [--squared]
 //                 [--out X.npy] [--json]
 #include <cinttypes>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "common/npy.hpp"
 #include "common/output.hpp"
@@ -16,6 +20,42 @@ namespace {
 DType npy_dtype(integral::Type t) {
   return t == integral::Type::U32 ? DType::U32 : t == integral::Type::U64 ? DType::U64 : DType::F64;
 }
+
+// A line on stderr when the run passes one second ("... running"), then every 10 s, and the
+// end; nothing for short runs.
+class Progress {
+ public:
+  explicit Progress(std::string what) : what_(std::move(what)), t0_(now_ms()) {
+    thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      for (double wait = 1.0; !done_; wait = 10.0) {
+        if (cv_.wait_for(lock, std::chrono::duration<double>(wait), [this] { return done_; })) break;
+        std::fprintf(stderr, "parvis %s: %s running, %.0f s\n", kVersionName, what_.c_str(),
+                     (now_ms() - t0_) / 1000);
+        printed_ = true;
+      }
+    });
+  }
+  ~Progress() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    if (printed_)
+      std::fprintf(stderr, "parvis %s: %s done, %.1f s\n", kVersionName, what_.c_str(),
+                   (now_ms() - t0_) / 1000);
+  }
+
+ private:
+  std::string what_;
+  double t0_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false, printed_ = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -64,18 +104,27 @@ int cli_integral(int argc, char** argv) {
   s = integral::check_type(type, width, height, squared);
   if (!s.ok()) return report_failure(s);
   const uint64_t pixels = uint64_t(width) * uint64_t(height);
-  // The result, a copy of it as .npy bytes when written out, the noise or the grey input.
-  const uint64_t bytes = pixels * integral::type_size(type) * (out_path.empty() ? 1 : 2) + pixels;
-  s = integral::check_memory(bytes, "the integral image of " + std::to_string(width) + "x" +
-                                        std::to_string(height) + " as " + integral::type_name(type));
-  if (!s.ok()) return report_failure(s);
-  if (!random_size.empty()) s = integral::random_image(width, height, uint64_t(seed), &input);
-  else if (input.channels != 1) input = to_gray(input);
-  if (!s.ok()) return report_failure(s);
+  if (!out_path.empty()) {
+    // The result, a copy of it as .npy bytes, the noise or the grey input.
+    const uint64_t bytes = pixels * integral::type_size(type) * 2 + pixels;
+    s = integral::check_memory(bytes, "the integral image of " + std::to_string(width) + "x" +
+                                          std::to_string(height) + " as " + integral::type_name(type));
+    if (!s.ok()) return report_failure(s);
+  }
+  if (random_size.empty() && input.channels != 1) input = to_gray(input);
+  integral::Source source;
+  if (random_size.empty()) source.image = &input;
+  source.width = width;
+  source.height = height;
+  source.seed = uint64_t(seed);
 
   integral::Result result;
   const double t0 = now_ms();
-  s = integral::compute(input, type, squared, &result);
+  {
+    Progress progress("integral " + std::to_string(width) + "x" + std::to_string(height) + " " +
+                      integral::type_name(type));
+    s = integral::compute_source(source, type, squared, !out_path.empty(), &result);
+  }
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
 
@@ -87,8 +136,7 @@ int cli_integral(int argc, char** argv) {
     if (!s.ok()) return report_failure(s);
   }
 
-  const uint64_t last = integral::element(result, size_t(pixels - 1));
-  const uint64_t sum = integral::checksum(result);
+  const uint64_t last = result.last, sum = result.sum;
   char sum_hex[17];
   std::snprintf(sum_hex, sizeof sum_hex, "%016" PRIx64, sum);
   if (json) {

@@ -1,9 +1,13 @@
 // The integral image's shared host code: output types, the memory check, the --random
 // noise and the checksum. The integral itself is in the version files (seq.cpp, ...).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "integral/checksum.hpp"
 #include "integral/integral.hpp"
 
 namespace parvis::integral {
@@ -83,25 +87,83 @@ Status check_memory(uint64_t bytes, const std::string& what) {
                            std::to_string(available / mib) + " MiB of memory is available");
 }
 
+namespace {
+constexpr size_t kHuge = size_t(2) << 20;
+}  // namespace
+
+void* big_alloc(size_t bytes) {
+  if (bytes < 2 * kHuge) {
+    if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+    throw std::bad_alloc();
+  }
+  void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: failure is harmless
+#endif
+  return p;
+}
+
+void big_free(void* p, size_t) { std::free(p); }
+
 Status random_image(int width, int height, uint64_t seed, Image* out) {
   Image img;
   PARVIS_TRY(image_alloc(width, height, 1, &img));
-  uint64_t state = seed;
   uint64_t bits = 0;
   size_t i = 0;
   for (int y = 0; y < height; ++y) {
+    uint8_t* row = img.row(y);
     for (int x = 0; x < width; ++x, ++i) {
-      if (i % 8 == 0) {  // splitmix64: one 64-bit number gives 8 pixels
-        state += 0x9E3779B97F4A7C15ull;
-        bits = state;
-        bits = (bits ^ (bits >> 30)) * 0xBF58476D1CE4E5B9ull;
-        bits = (bits ^ (bits >> 27)) * 0x94D049BB133111EBull;
-        bits ^= bits >> 31;
-      }
-      img.at(x, y)[0] = uint8_t(bits >> (8 * (i % 8)));
+      if (i % 8 == 0) bits = noise_word(seed, i / 8 + 1);  // one 64-bit number gives 8 pixels
+      row[x] = uint8_t(bits >> (8 * (i % 8)));
     }
   }
   *out = std::move(img);
+  return Status::Ok();
+}
+
+Status allocate(Type type, int width, int height, Result* r) {
+  const size_t n = size_t(width) * size_t(height);
+  r->type = type;
+  r->width = width;
+  r->height = height;
+  r->kept = true;
+  try {
+    if (type == Type::U32) r->u32.resize(n);
+    if (type == Type::U64) r->u64.resize(n);
+    if (type == Type::F64) r->f64.resize(n);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of memory for a " + std::to_string(width) + "x" +
+                           std::to_string(height) + " integral image");
+  }
+  return Status::Ok();
+}
+
+Status host_compute_source(const Source& src, Type type, bool squared, bool keep, Result* out) {
+  Image noise;
+  const Image* img = src.image;
+  const int w = img ? img->width : src.width, h = img ? img->height : src.height;
+  type = resolve_type(type, w, h, squared);
+  PARVIS_TRY(check_type(type, w, h, squared));
+  const uint64_t pixels = uint64_t(w) * uint64_t(h);
+  PARVIS_TRY(check_memory(pixels * type_size(type) + (img ? 0 : pixels),
+                          "the integral image of " + std::to_string(w) + "x" + std::to_string(h) +
+                              " as " + type_name(type)));
+  if (!img) {
+    PARVIS_TRY(random_image(w, h, src.seed, &noise));
+    img = &noise;
+  }
+  Result r;
+  PARVIS_TRY(compute(*img, type, squared, &r));
+  r.last = element(r, size_t(pixels - 1));
+  r.sum = checksum(r);
+  if (!keep) {
+    r.kept = false;
+    Buffer<uint32_t>().swap(r.u32);
+    Buffer<uint64_t>().swap(r.u64);
+    Buffer<double>().swap(r.f64);
+  }
+  *out = std::move(r);
   return Status::Ok();
 }
 
@@ -116,15 +178,9 @@ uint64_t element(const Result& r, size_t i) {
 }
 
 uint64_t checksum(const Result& r) {
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = 0;
   const size_t n = size_t(r.width) * size_t(r.height);
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t v = element(r, i);
-    for (int b = 0; b < 8; ++b) {
-      h ^= (v >> (8 * b)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
-  }
+  for (size_t i = 0; i < n; ++i) h += checksum_term(i, element(r, i));
   return h;
 }
 

@@ -3,4 +3,7 @@
 
 namespace parvis::integral {
 Status compute(const Image&, Type, bool, Result*) { return Status::not_implemented("integral"); }
+Status compute_source(const Source&, Type, bool, bool, Result*) {
+  return Status::not_implemented("integral");
+}
 }  // namespace parvis::integral

@@ -11,7 +11,7 @@ namespace parvis::integral {
 namespace {
 
 template <typename T>
-void integrate(const Image& gray, bool squared, std::vector<T>* out) {
+void integrate(const Image& gray, bool squared, Buffer<T>* out) {
   const int w = gray.width;
   for (int y = 0; y < gray.height; ++y) {
     const uint8_t* px = gray.row(y);
@@ -28,29 +28,11 @@ void integrate(const Image& gray, bool squared, std::vector<T>* out) {
 }  // namespace
 
 Status compute(const Image& gray, Type type, bool squared, Result* out) {
-  if (gray.channels != 1) return Status::bad_input("the integral image needs a grey input");
-  type = resolve_type(type, gray.width, gray.height, squared);
-  PARVIS_TRY(check_type(type, gray.width, gray.height, squared));
-  const size_t n = size_t(gray.width) * size_t(gray.height);
-  Result r;
-  r.type = type;
-  r.width = gray.width;
-  r.height = gray.height;
-  try {
-    if (type == Type::U32) r.u32.resize(n);
-    if (type == Type::U64) r.u64.resize(n);
-    if (type == Type::F64) r.f64.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of memory for a " + std::to_string(gray.width) + "x" +
-                           std::to_string(gray.height) + " integral image");
-  }
-  const double t0 = now_ms();
-  if (type == Type::U32) integrate(gray, squared, &r.u32);
-  if (type == Type::U64) integrate(gray, squared, &r.u64);
-  if (type == Type::F64) integrate(gray, squared, &r.f64);
-  r.timings.compute_ms = now_ms() - t0;
-  *out = std::move(r);
-  return Status::Ok();
+  return host_compute(gray, type, squared, out, [&](auto& buf) { integrate(gray, squared, &buf); });
+}
+
+Status compute_source(const Source& src, Type type, bool squared, bool keep, Result* out) {
+  return host_compute_source(src, type, squared, keep, out);
 }
 
 }  // namespace parvis::integral

@@ -14,7 +14,8 @@
 # per operation, chosen by name:
 #   seq -> src/<op>/seq.cpp      simd -> src/<op>/simd.cpp      omp -> src/<op>/omp.cpp
 #   cuda-naive -> cuda/<op>/naive.cu   cuda-opt -> cuda/<op>/opt.cu   blur-vN -> cuda/<op>/vN.cu
-# and src/<op>/none.cpp ("<op> is not implemented in <version>") where that file is absent.
+# and src/<op>/none.cpp ("<op> is not implemented in <version>") where that file is absent
+# (video's none.cpp is the host pipeline, which serves every version without a pipeline of its own).
 # A version file's parts (<name>_*.<ext> beside it, e.g. cuda/match/opt_ntt.cu) go with it.
 # src/<op>/cpu_*.cpp are linked into the CPU versions only; cuda/*.cu and cuda/<op>/*.cu that
 # are not version files into the CUDA versions only.
@@ -31,7 +32,7 @@ LDLIBS := -lm -lpthread
 
 VERSIONS_CPU := seq simd omp
 VERSIONS_CUDA := cuda-naive cuda-opt blur-v1 blur-v2 blur-v3 blur-v4 blur-v5
-OPS := match color filter blur integral
+OPS := match color filter blur integral video
 
 # ---------------------------------------------------------------------------- probes
 HASH := \#
@@ -126,7 +127,7 @@ not_version = $(filter-out $(addprefix %/,$(VERSION_FILE_NAMES)) $(VERSION_PARTS
 CORE_SRC := $(filter-out src/common/version.cpp src/common/device_cpu.cpp src/common/selftest.cpp src/common/cli_main.cpp,\
               $(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
 CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) src/common/device_cpu.cpp
-OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS) video)))))
+OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS))))))
 CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
 APP_SRC := src/main.cpp src/common/selftest.cpp $(CORE_SRC) $(OP_SHARED_SRC)
 

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "match/device_source.cuh"
 #include "match/opt_matcher.cuh"
 
 namespace parvis::match {
@@ -144,6 +145,7 @@ namespace opt {
 
 // ---- upload (pinned staging, async copy) ---------------------------------------------------------
 Status upload_source(Matcher& m, const Image& src) {
+  if (m.source_on_device) return Status::Ok();
   for (int y = 0; y < src.height; ++y)
     std::memcpy(m.h_src.get() + size_t(y) * m.pitch, src.row(y), size_t(src.width));
   CUDA_CHECK(cudaMemcpyAsync(m.d_src.get(), m.h_src.get(), m.pitch * src.height,
@@ -269,6 +271,34 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     PARVIS_TRY(run_direct(*m, gray_source, &res));
   *out = std::move(res);
   return Status::Ok();
+}
+
+// ---- a source already on the device (device_source.cuh) -----------------------------------------
+Status matcher_device_source(Matcher* m, int W, int H, uint8_t** d_src, size_t* pitch,
+                             cudaStream_t* stream) {
+  PARVIS_TRY(cuda::require_device());
+  if (W < m->w || H < m->h)
+    return Status::bad_input("the template (" + std::to_string(m->w) + "x" + std::to_string(m->h) +
+                             ") is larger than the source (" + std::to_string(W) + "x" +
+                             std::to_string(H) + ")");
+  PARVIS_TRY(setup_source_size(*m, W, H));
+  *d_src = m->d_src.get();
+  *pitch = m->pitch;
+  *stream = m->stream;
+  return Status::Ok();
+}
+
+Status matcher_run_device(Matcher* m, Result* out) {
+  if (!m->d_src.get()) return Status::runtime("matcher_run_device before matcher_device_source");
+  Image shape;  // the source's shape only: upload_source skips the copy
+  shape.width = m->W;
+  shape.height = m->H;
+  shape.channels = 1;
+  shape.stride = size_t(m->W);
+  m->source_on_device = true;
+  const Status s = matcher_run(m, shape, out);
+  m->source_on_device = false;
+  return s;
 }
 
 }  // namespace parvis::match

@@ -120,6 +120,7 @@ struct Matcher {
   size_t pitch = 0;
   DeviceBuffer<uint8_t> d_src;
   PinnedBuffer<uint8_t> h_src;
+  bool source_on_device = false;  // matcher_run_device: d_src is already written, no upload
   DeviceBuffer<opt::DeviceOut> d_out;         // the FFT / NTT paths' working record
   DeviceBuffer<opt::DeviceOut> d_direct_rec;  // direct_dp4a's, only ever left clean
   PinnedBuffer<opt::DeviceOut> h_out;         // the result on the host (mapped where possible)

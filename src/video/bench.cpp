@@ -370,7 +370,10 @@ int bench_video(int argc, char** argv) {
       E2e host;
       s = run_e2e(true, &host);
       if (s.ok()) line(workload, "e2e:host-convert", median_of(host.ms), host.n);
-      else std::fprintf(stderr, "bench video %s host-convert: %s\n", workload.c_str(), s.message.c_str());
+      else {
+        ++failures;
+        std::fprintf(stderr, "bench video %s host-convert: %s\n", workload.c_str(), s.message.c_str());
+      }
     }
 
     std::fprintf(stderr, "%s %s: %s at x=%d y=%d score=%llu; e2e %.1f frames/s\n", kVersionName,

@@ -222,7 +222,7 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
     if (res.have_color) ++(res.full ? stats->full : stats->empty);
     stats->prepare_ms += prepare_ms;
     stats->frame_ms += res.ms;
-    if (res.link_ms >= 0) {
+    if (res.link_ms >= 0 && stats->frames > 1) {  // steady state, as steady_seconds
       stats->link_ms += res.link_ms;
       stats->device_ms += res.device_ms;
       ++stats->device_frames;

@@ -143,13 +143,61 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
 
 namespace opt {
 
-// ---- upload (pinned staging, async copy) ---------------------------------------------------------
+// ---- upload: the user's pageable image -> d_src ---------------------------------------------------
+// PARVIS_UPLOAD selects how (measured on the H100 by the coordinator, bench/README.md):
+//   whole    (default) every row into the pinned staging buffer h_src, then one copy;
+//   chunked  the same in chunks of rows (~256 KiB): chunk i's DMA runs while the host copies
+//            chunk i + 1 (each chunk has its own part of h_src: nothing is overwritten in flight);
+//   direct   one cudaMemcpy2DAsync from the pageable image (the driver stages it);
+//   register cudaHostRegister the image's bytes, one cudaMemcpy2DAsync, wait, unregister (the
+//            pinning cost is paid on every call: for measuring it).
+// Rows past W in d_src stay zero in every mode (set once per size; the 2-D copies write W bytes).
+enum class UploadMode { Whole, Chunked, Direct, Register };
+
+UploadMode upload_mode() {
+  const char* v = std::getenv("PARVIS_UPLOAD");
+  if (v && std::strcmp(v, "chunked") == 0) return UploadMode::Chunked;
+  if (v && std::strcmp(v, "direct") == 0) return UploadMode::Direct;
+  if (v && std::strcmp(v, "register") == 0) return UploadMode::Register;
+  return UploadMode::Whole;
+}
+
 Status upload_source(Matcher& m, const Image& src) {
-  if (m.source_on_device) return Status::Ok();
-  for (int y = 0; y < src.height; ++y)
-    std::memcpy(m.h_src.get() + size_t(y) * m.pitch, src.row(y), size_t(src.width));
-  CUDA_CHECK(cudaMemcpyAsync(m.d_src.get(), m.h_src.get(), m.pitch * src.height,
-                             cudaMemcpyHostToDevice, m.stream));
+  if (m.source_on_device) return Status::Ok();  // matcher_run_device: already there
+  const int W = src.width, H = src.height;
+  const UploadMode mode = upload_mode();
+  if (mode == UploadMode::Direct || mode == UploadMode::Register) {
+    const void* base = src.row(0);
+    const size_t bytes = src.stride * size_t(H - 1) + size_t(W);
+    if (mode == UploadMode::Register)
+      CUDA_CHECK(cudaHostRegister(const_cast<void*>(base), bytes, cudaHostRegisterDefault));
+    const cudaError_t copy = cudaMemcpy2DAsync(m.d_src.get(), m.pitch, base, src.stride, size_t(W),
+                                               size_t(H), cudaMemcpyHostToDevice, m.stream);
+    if (mode == UploadMode::Register) {
+      // The pages must stay pinned until the DMA is done, whatever happened.
+      const cudaError_t done = cudaStreamSynchronize(m.stream);
+      const cudaError_t unreg = cudaHostUnregister(const_cast<void*>(base));
+      CUDA_CHECK(copy);
+      CUDA_CHECK(done);
+      CUDA_CHECK(unreg);
+      return Status::Ok();
+    }
+    CUDA_CHECK(copy);
+    return Status::Ok();
+  }
+  // h_src may still be read by the copies of a run that failed before its final wait (every
+  // run that succeeds ends with one, so this costs nothing then).
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  const int chunk_rows =
+      mode == UploadMode::Chunked ? std::max(1, int((size_t(256) << 10) / m.pitch)) : H;
+  for (int y0 = 0; y0 < H; y0 += chunk_rows) {
+    const int y1 = std::min(H, y0 + chunk_rows);
+    for (int y = y0; y < y1; ++y)
+      std::memcpy(m.h_src.get() + size_t(y) * m.pitch, src.row(y), size_t(W));
+    const size_t off = size_t(y0) * m.pitch;
+    CUDA_CHECK(cudaMemcpyAsync(m.d_src.get() + off, m.h_src.get() + off, m.pitch * (y1 - y0),
+                               cudaMemcpyHostToDevice, m.stream));
+  }
   return Status::Ok();
 }
 

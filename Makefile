@@ -14,7 +14,9 @@
 # per operation, chosen by name:
 #   seq -> src/<op>/seq.cpp      simd -> src/<op>/simd.cpp      omp -> src/<op>/omp.cpp
 #   cuda-naive -> cuda/<op>/naive.cu   cuda-opt -> cuda/<op>/opt.cu   blur-vN -> cuda/<op>/vN.cu
-# and src/<op>/none.cpp ("<op> is not implemented in <version>") where that file is absent.
+# and src/<op>/none.cpp ("<op> is not implemented in <version>") where that file is absent
+# (video's none.cpp is the host pipeline, which serves every version without a pipeline of its own).
+# A version file's parts (<name>_*.<ext> beside it, e.g. cuda/match/opt_ntt.cu) go with it.
 # src/<op>/cpu_*.cpp are linked into the CPU versions only; cuda/*.cu and cuda/<op>/*.cu that
 # are not version files into the CUDA versions only.
 
@@ -30,7 +32,7 @@ LDLIBS := -lm -lpthread
 
 VERSIONS_CPU := seq simd omp
 VERSIONS_CUDA := cuda-naive cuda-opt blur-v1 blur-v2 blur-v3 blur-v4 blur-v5
-OPS := match color filter blur integral
+OPS := match color filter blur integral video
 
 # ---------------------------------------------------------------------------- probes
 HASH := \#
@@ -113,13 +115,19 @@ vfile_blur-v3 = cuda/$(1)/v3.cu
 vfile_blur-v4 = cuda/$(1)/v4.cu
 vfile_blur-v5 = cuda/$(1)/v5.cu
 op_file = $(firstword $(wildcard $(call vfile_$(2),$(1))) src/$(1)/none.cpp)
-version_files = $(foreach op,$(OPS),$(call op_file,$(op),$(1)))
+# A version file may be split: its parts are the files beside it named after it, e.g.
+# cuda/match/opt_fft.cu for cuda/match/opt.cu (one file per kernel family); they belong to
+# that version only.
+parts_of = $(wildcard $(basename $(1))_*$(suffix $(1)))
+version_files = $(foreach op,$(OPS),$(call op_file,$(op),$(1)) $(call parts_of,$(call op_file,$(op),$(1))))
+VERSION_PARTS := $(foreach d,$(addprefix src/,$(OPS)) $(addprefix cuda/,$(OPS)),\
+                   $(foreach f,$(VERSION_FILE_NAMES),$(call parts_of,$(d)/$(f))))
 
-not_version = $(filter-out $(addprefix %/,$(VERSION_FILE_NAMES)),$(1))
+not_version = $(filter-out $(addprefix %/,$(VERSION_FILE_NAMES)) $(VERSION_PARTS),$(1))
 CORE_SRC := $(filter-out src/common/version.cpp src/common/device_cpu.cpp src/common/selftest.cpp src/common/cli_main.cpp,\
               $(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
 CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) src/common/device_cpu.cpp
-OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS) video)))))
+OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS))))))
 CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
 APP_SRC := src/main.cpp src/common/selftest.cpp $(CORE_SRC) $(OP_SHARED_SRC)
 

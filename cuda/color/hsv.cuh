@@ -12,12 +12,14 @@
 
 namespace parvis::cuda::hsv {
 
-// One copy per translation unit (each executable links one colour version).
-__constant__ int c_sdiv[256];     // hsv_sdiv(v)
-__constant__ int c_hdiv180[256];  // hsv_hdiv180(diff)
+// One copy per translation unit (the colour version's, and the video device pipeline's): static,
+// so that each unit's upload_tables below fills its own copy (an inline function would be
+// merged across units by the linker, and one unit's tables would stay zero).
+static __constant__ int c_sdiv[256];     // hsv_sdiv(v)
+static __constant__ int c_hdiv180[256];  // hsv_hdiv180(diff)
 
-// Uploads the tables once per process (and per device context).
-inline Status upload_tables() {
+// Uploads this unit's tables once per process (and per device context).
+static inline Status upload_tables() {
   static bool done = false;
   if (done) return Status::Ok();
   int sdiv[256], hdiv[256];

@@ -1,5 +1,5 @@
 // Host-side helpers shared by the two CUDA versions of SSD-by-FFT (cuda/match/naive.cu and
-// cuda/match/opt.cu): cuFFT error checks, the choice of FFT sizes, and the rounding bound
+// cuda/match/opt_fft.cu): cuFFT error checks, the choice of FFT sizes, and the rounding bound
 // that decides which positions are re-scored exactly.
 //
 // Why a bound at all: SSD(x,y) = S2(x,y) - 2 C(x,y) + T2, where S2 (window sum of I^2, from an
@@ -121,7 +121,7 @@ inline int good_size(int n) {
 // and cuFFT's twiddle tables), L = ceil(log2 P) + ceil(log2 Q) + 2 (the real<->complex
 // pre/post-processing), and the source norms at their worst (every pixel 255), so the bound
 // depends only on the sizes and on the template. The errors measured on real and noise images
-// are 3-5 orders of magnitude below it (see bench notes in opt.cu); it is deliberately loose,
+// are 3-5 orders of magnitude below it (see the bench notes in opt.cu); it is deliberately loose,
 // which costs nothing: it only widens the set of re-scored positions from "ties" to "within a
 // few units of the minimum".
 inline double correlation_error_bound(int P, int Q, int src_w, int src_h, double tpl_l1,

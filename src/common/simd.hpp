@@ -141,6 +141,18 @@ struct Ops {
   // the cache; fence() orders them before the data is handed to other threads.
   static inline void stream(void* p, V v) { _mm_stream_si128(static_cast<__m128i*>(p), v); }
   static inline void fence() { _mm_sfence(); }
+  // -- added for match: 64-bit sums of 32-bit lanes, psadbw, several 16-byte rows per vector.
+  // u32 lanes -> u64 lanes: the low / high half of the lanes, in order.
+  static inline V widen32_lo(V a) { return _mm_unpacklo_epi32(a, _mm_setzero_si128()); }
+  static inline V widen32_hi(V a) { return _mm_unpackhi_epi32(a, _mm_setzero_si128()); }
+  // The sum of the u64 lanes (wrapping).
+  static inline uint64_t hsum64(V a) {
+    return uint64_t(_mm_cvtsi128_si64(a)) + uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a)));
+  }
+  // Sums of |a - b| over each 8 u8 lanes, in the u64 lanes (psadbw).
+  static inline V sad8(V a, V b) { return _mm_sad_epu8(a, b); }
+  // kBytes / 16 rows of 16 bytes: p, p + stride, ... (one row here).
+  static inline V load_rows16(const void* p, size_t /*stride*/) { return load(p); }
 };
 }  // namespace sse2
 #endif
@@ -210,6 +222,18 @@ struct Ops {
   static inline F div_f32(F a, F b) { return _mm256_div_ps(a, b); }
   static inline void stream(void* p, V v) { _mm256_stream_si256(static_cast<__m256i*>(p), v); }
   static inline void fence() { _mm_sfence(); }
+  static inline V widen32_lo(V a) { return _mm256_cvtepu32_epi64(_mm256_castsi256_si128(a)); }
+  static inline V widen32_hi(V a) { return _mm256_cvtepu32_epi64(_mm256_extracti128_si256(a, 1)); }
+  static inline uint64_t hsum64(V a) {
+    const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    return uint64_t(_mm_cvtsi128_si64(h)) + uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(h, h)));
+  }
+  static inline V sad8(V a, V b) { return _mm256_sad_epu8(a, b); }
+  static inline V load_rows16(const void* p, size_t stride) {
+    const char* c = static_cast<const char*>(p);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i*)c)),
+                                   _mm_loadu_si128((const __m128i*)(c + stride)), 1);
+  }
 };
 }  // namespace parvis::simd::avx2
 PARVIS_AVX2_END

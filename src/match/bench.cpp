@@ -335,7 +335,10 @@ int bench_match(int argc, char** argv) {
       std::printf("%s %s %s %s %.3f %zu %d %d %llu %s\n", kVersionName, wl.name, method,
                   threads.c_str(), median, n, b.x, b.y, (unsigned long long)b.score, used);
       if (gpu && !upload.empty()) {
-        print_part(wl.name, method, "upload", median_of(upload), upload.size(), used);
+        // cuda-opt's PARVIS_UPLOAD mode (whole, chunked, direct, register) names the line.
+        const char* mode = std::getenv("PARVIS_UPLOAD");
+        print_part(wl.name, method, mode && *mode ? std::string("upload-") + mode : "upload",
+                   median_of(upload), upload.size(), used);
         print_part(wl.name, method, "compute", median_of(compute), compute.size(), used);
         print_part(wl.name, method, "download", median_of(download), download.size(), used);
         s = print_stage_table(source, tpl, params, wl.name, method, 5);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -14,6 +15,9 @@
 
 #if PARVIS_HAVE_FFTW
 #include <fftw3.h>
+#endif
+#if defined(__linux__)
+#include <sys/mman.h>
 #endif
 
 namespace parvis::match::fft {
@@ -94,6 +98,44 @@ static void init_fftw_threads() {
   });
 }
 
+// The large per-size buffers (~45 MB at 1326x1025): allocated unzeroed, 2 MiB aligned and
+// advised as transparent huge pages where the kernel offers them (THP "madvise" mode), so that
+// a one-shot run faults in ~25 huge pages instead of ~11,000 small ones (measured: page faults
+// were a third of a single call's time; bench/README.md). Plain 4 KiB pages elsewhere.
+template <typename T>
+class BigBuffer {
+ public:
+  BigBuffer() = default;
+  BigBuffer(const BigBuffer&) = delete;
+  BigBuffer& operator=(const BigBuffer&) = delete;
+  ~BigBuffer() { reset(); }
+  // n elements, contents undefined; false when out of memory.
+  bool alloc(size_t n) {
+    reset();
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t bytes = (std::max<size_t>(n, 1) * sizeof(T) + kHuge - 1) / kHuge * kHuge;
+    p_ = static_cast<T*>(std::aligned_alloc(kHuge, bytes));
+    if (!p_) return false;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (!std::getenv("PARVIS_NO_HUGEPAGES")) (void)madvise(p_, bytes, MADV_HUGEPAGE);
+#endif
+    n_ = n;
+    return true;
+  }
+  void reset() {
+    std::free(p_);
+    p_ = nullptr;
+    n_ = 0;
+  }
+  T* data() const { return p_; }
+  size_t size() const { return n_; }
+  T& operator[](size_t i) const { return p_[i]; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
 struct Plan {
   Image tpl;
   int threads = 1;
@@ -106,21 +148,31 @@ struct Plan {
   // In-place transforms (one buffer, not two: fewer bytes to move and to fault in): rows of
   // 2·(n1/2+1) doubles hold the padded source (n1 used), then its n1/2+1 complex spectrum,
   // then ΣI·T.
+  BigBuffer<fftw_complex> spec_buf, tspec_buf;
   fftw_complex* spec = nullptr;
   double* real = nullptr;          // = (double*)spec, row stride real_stride
   size_t real_stride = 0;
   fftw_complex* tspec = nullptr;   // the template's spectrum, conjugated, scaled by 1/(n0·n1)
-  fftw_plan forward = nullptr, inverse = nullptr;
-  std::vector<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares
-  std::vector<uint64_t> scores;       // the map, kept so that runs do not reallocate it
+  // The 2-D transforms as 1-D passes, so that rows known to be zero are skipped: rows r2c of
+  // the template's h rows (tpl_rows) or the source's H rows (src_rows), then every column
+  // (cols_fwd); back, every column (cols_inv), then c2r of only the map_h rows the scores read
+  // (out_rows). The rest of the rows are zero in and unused out.
+  fftw_plan tpl_rows = nullptr, src_rows = nullptr, cols_fwd = nullptr, cols_inv = nullptr,
+            out_rows = nullptr;
+  bool planned() const { return tpl_rows && src_rows && cols_fwd && cols_inv && out_rows; }
+  BigBuffer<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares (row 0 zero)
+  BigBuffer<uint64_t> scores;       // the map, kept so that runs do not reallocate it
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    if (forward) fftw_destroy_plan(forward);
-    if (inverse) fftw_destroy_plan(inverse);
-    fftw_free(spec);
-    fftw_free(tspec);
-    forward = inverse = nullptr;
+    for (fftw_plan* q : {&tpl_rows, &src_rows, &cols_fwd, &cols_inv, &out_rows}) {
+      if (*q) fftw_destroy_plan(*q);
+      *q = nullptr;
+    }
+    spec_buf.reset();
+    tspec_buf.reset();
+    sq_integral.reset();
+    scores.reset();
     real = nullptr;
     spec = tspec = nullptr;
     src_w = src_h = n0 = n1 = 0;
@@ -159,9 +211,21 @@ static void fill_padded_row(const Image& img, int n1, size_t stride, int y, doub
   std::fill(d + x, d + n1, 0.0);
 }
 
+// PARVIS_FFT_PROFILE=1: the phases of setup_size and run on stderr (milliseconds), to see where
+// a single call spends its time (bench/README.md, "one call").
+static bool profile_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("PARVIS_FFT_PROFILE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+#define PROF_T(name) const double name = profile_on() ? now_ms() : 0.0
+
 // Plans and the template's spectrum for a source of this size (once per size).
 static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   if (p->src_w == src_w && p->src_h == src_h) return Status::Ok();
+  PROF_T(s0);
   p->release();
   int n0, n1;
   padded_size(src_w, src_h, &n0, &n1);
@@ -169,49 +233,78 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   p->real_stride = 2 * size_t(n1 / 2 + 1);
   {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    p->spec = fftw_alloc_complex(n_spec);
-    p->real = reinterpret_cast<double*>(p->spec);
-    p->tspec = fftw_alloc_complex(n_spec);
-    if (p->spec && p->tspec) {
+    if (p->spec_buf.alloc(n_spec) && p->tspec_buf.alloc(n_spec)) {
+      p->spec = p->spec_buf.data();
+      p->real = reinterpret_cast<double*>(p->spec);
+      p->tspec = p->tspec_buf.data();
       fftw_plan_with_nthreads(p->threads);
       // FFTW_ESTIMATE: planning in milliseconds. FFTW_MEASURE ran the transforms ~25%
       // faster here but took over a second to plan, which a one-shot run never recovers.
-      p->forward = fftw_plan_dft_r2c_2d(n0, n1, p->real, p->spec, FFTW_ESTIMATE);
-      p->inverse = fftw_plan_dft_c2r_2d(n0, n1, p->spec, p->real, FFTW_ESTIMATE);
+      const int n_half = n1 / 2 + 1, rs = int(p->real_stride);
+      const int map_h = map_height_of(src_h, p->tpl.height);
+      auto rows_r2c = [&](int rows) {
+        return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
+                                      n_half, FFTW_ESTIMATE);
+      };
+      auto cols = [&](int sign) {
+        return fftw_plan_many_dft(1, &n0, n_half, p->spec, nullptr, n_half, 1, p->spec, nullptr,
+                                  n_half, 1, sign, FFTW_ESTIMATE);
+      };
+      p->tpl_rows = rows_r2c(p->tpl.height);
+      p->src_rows = rows_r2c(src_h);
+      p->cols_fwd = cols(FFTW_FORWARD);
+      p->cols_inv = cols(FFTW_BACKWARD);
+      p->out_rows = fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real,
+                                           nullptr, 1, rs, FFTW_ESTIMATE);
     }
   }
+  PROF_T(s1);
   if (!p->spec || !p->tspec) {
     p->release();
     return Status::runtime("out of memory for a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " FFT");
   }
-  if (!p->forward || !p->inverse) {
+  if (!p->planned()) {
     p->release();
     return Status::runtime("FFTW could not plan a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " transform");
   }
-  try {
-    p->sq_integral.assign((size_t(src_w) + 1) * (size_t(src_h) + 1), 0);
-    p->scores.resize(size_t(map_width_of(src_w, p->tpl.width)) * size_t(map_height_of(src_h, p->tpl.height)));
-  } catch (const std::bad_alloc&) {
+  if (!p->sq_integral.alloc((size_t(src_w) + 1) * (size_t(src_h) + 1)) ||
+      !p->scores.alloc(size_t(map_width_of(src_w, p->tpl.width)) * size_t(map_height_of(src_h, p->tpl.height)))) {
     p->release();
     return Status::runtime("out of memory for the integral image of squares and the score map");
   }
+  // Row 0 and column 0 of the integral image are its zero border; run() writes the rest.
+  std::fill(p->sq_integral.data(), p->sq_integral.data() + size_t(src_w) + 1, uint64_t(0));
+  for (int y = 1; y <= src_h; ++y) p->sq_integral[size_t(y) * (size_t(src_w) + 1)] = 0;
   p->src_w = src_w;
   p->src_h = src_h;
   p->n0 = n0;
   p->n1 = n1;
-  // The template's spectrum, conjugated and scaled once, so a run multiplies only.
-  for (int y = 0; y < n0; ++y) fill_padded_row(p->tpl, n1, p->real_stride, y, p->real);
+  PROF_T(s2);
+  // The template's spectrum, conjugated and scaled once, so a run multiplies only: made in
+  // place in its own buffer (the plans' new-array execute: same layout and alignment).
+  double* treal = reinterpret_cast<double*>(p->tspec);
+  exec.for_each(n0, [&](int y, int) { fill_padded_row(p->tpl, n1, p->real_stride, y, treal); });
+  PROF_T(s3);
   {
     ExecScope scope(exec);
-    fftw_execute_dft_r2c(p->forward, p->real, p->spec);
+    fftw_execute_dft_r2c(p->tpl_rows, treal, p->tspec);
+    fftw_execute_dft(p->cols_fwd, p->tspec, p->tspec);
   }
+  PROF_T(s4);
   const double scale = 1.0 / double(n_real);
-  for (size_t k = 0; k < n_spec; ++k) {
-    p->tspec[k][0] = p->spec[k][0] * scale;
-    p->tspec[k][1] = -p->spec[k][1] * scale;
-  }
+  const size_t n_half = size_t(n1 / 2 + 1);
+  exec.for_each(n0, [&](int y, int) {
+    for (size_t k = size_t(y) * n_half, end = k + n_half; k < end; ++k) {
+      p->tspec[k][0] *= scale;
+      p->tspec[k][1] *= -scale;
+    }
+  });
+  PROF_T(s5);
+  if (profile_on())
+    std::fprintf(stderr, "fft setup: plan+alloc %.2f buffers %.2f tpl fill %.2f tpl fwd %.2f tpl conj %.2f ms\n",
+                 s1 - s0, s2 - s1, s3 - s2, s4 - s3, s5 - s4);
   return Status::Ok();
 }
 
@@ -243,11 +336,6 @@ static inline double round_to_integer(double v) {
   return (v + magic) - magic;
 }
 
-#ifdef PARVIS_FFT_PROFILE
-#define PROF_T(name) const double name = now_ms()
-#else
-#define PROF_T(name)
-#endif
 
 static std::string fmt(const char* f, double v) {
   char buf[64];
@@ -261,14 +349,15 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
   const int n0 = p->n0, n1 = p->n1, n_half = n1 / 2 + 1;
-  std::vector<uint64_t>& scores = p->scores;
+  BigBuffer<uint64_t>& scores = p->scores;
 
   // ΣI·T for every position: forward transform, product with the kept spectrum, inverse.
   PROF_T(t0);
   exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, p->real_stride, y, p->real); });
   PROF_T(t1);
   ExecScope scope(exec);
-  fftw_execute_dft_r2c(p->forward, p->real, p->spec);
+  fftw_execute(p->src_rows);
+  fftw_execute(p->cols_fwd);
   PROF_T(t2);
   exec.for_each(n0, [&](int y, int) {
     fftw_complex* a = p->spec + size_t(y) * size_t(n_half);
@@ -280,7 +369,8 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     }
   });
   PROF_T(t3);
-  fftw_execute_dft_c2r(p->inverse, p->spec, p->real);
+  fftw_execute(p->cols_inv);
+  fftw_execute(p->out_rows);
   PROF_T(t4);
 
   // Integral image of squares (exact: at most 2^31 · 255² < 2^47): prefix sums along each
@@ -383,10 +473,9 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
            " of the K-th best FFT score";
   }
   PROF_T(t7);
-#ifdef PARVIS_FFT_PROFILE
-  std::fprintf(stderr, "fill %.2f fwd %.2f mul %.2f inv %.2f integral %.2f combine %.2f select %.2f\n",
-               t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
-#endif
+  if (profile_on())
+    std::fprintf(stderr, "fft run: fill %.2f fwd %.2f mul %.2f inv %.2f integral %.2f combine %.2f select %.2f ms\n",
+                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
 
   res->map_width = map_w;
   res->map_height = map_h;

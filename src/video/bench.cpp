@@ -9,7 +9,13 @@
 //   read           the reader alone: file -> frame bytes (no conversion, no matching)
 //   read+convert   the reader with the host conversion (YUV -> grey), nothing else
 //   match+color    the compute alone: matcher_run + count_in_rect on a grey frame in memory
-// e2e can be no faster than the slower of read+convert and match+color: the two bounds.
+// e2e of the host pipeline can be no faster than the slower of read+convert and match+color.
+// A version with a device pipeline (cuda-opt: planes uploaded, converted on the GPU) adds
+//   link              the upload of a frame's planes (CUDA events, pinned memory)
+//   gpu               the device work of a frame: conversion, match, colour count (CUDA events)
+//   bound:read|link   the slower of read and link: what the reader and the host link allow
+//                     (both overlap the compute, so e2e >= max(bound, gpu))
+//   e2e:host-convert  e2e with the host pipeline (PARVIS_VIDEO_HOST_CONVERT=1), for comparison
 // Versions without the colour filter (it says "not implemented") time the match alone and
 // say so in the method ("e2e:match-only", "match").
 // Output lines: version workload method threads ms_per_frame frames fps
@@ -256,6 +262,7 @@ int bench_video(int argc, char** argv) {
 
   // The reader's bounds (the same for every template).
   int failures = 0;
+  double read_ms = 0;
   for (bool convert : {false, true}) {
     std::vector<double> ms;
     int64_t n = 0;
@@ -272,6 +279,7 @@ int bench_video(int argc, char** argv) {
       continue;
     }
     line(clip, convert ? "read+convert" : "read", median_of(ms), n * int64_t(ms.size()));
+    if (!convert) read_ms = median_of(ms);
   }
 
   for (int side : sizes) {
@@ -318,28 +326,59 @@ int bench_video(int argc, char** argv) {
     // seq's direct sums take seconds per frame.
     const double compute_ms = median_of(compute);
     o.last = std::max<int64_t>(4, std::min<int64_t>(frames_in_clip, int64_t(seconds * 1000.0 / std::max(compute_ms, 1e-3))));
-    std::vector<double> e2e;
-    int64_t n = 0;
-    const double start = now_ms();
-    video::RunStats stats;
-    while (int(e2e.size()) < passes_max && (e2e.empty() || now_ms() - start < seconds * 1000.0)) {
-      s = video::run_video(o, tpl_gray, &stats);
-      if (!s.ok()) break;
-      // Steady state: from the first frame's result to the last (the first frame also pays for
-      // the FFT plans, once per run).
-      e2e.push_back(1000.0 * stats.steady_seconds / double(stats.frames - 1));
-      n += stats.frames - 1;
-    }
+    // One e2e measurement (the version's pipeline, or with host_convert the host pipeline):
+    // ms per frame, median over passes; the device split summed over them.
+    struct E2e {
+      std::vector<double> ms;
+      int64_t n = 0;
+      double link_ms = 0, device_ms = 0;
+      int64_t device_frames = 0;
+    };
+    auto run_e2e = [&](bool host_convert, E2e* e) {
+      o.pipeline.host_convert = host_convert;
+      const double start = now_ms();
+      video::RunStats stats;
+      Status rs;
+      while (int(e->ms.size()) < passes_max && (e->ms.empty() || now_ms() - start < seconds * 1000.0)) {
+        rs = video::run_video(o, tpl_gray, &stats);
+        if (!rs.ok()) break;
+        // Steady state: from the first frame's result to the last (the first frame also pays
+        // for the FFT plans, once per run).
+        e->ms.push_back(1000.0 * stats.steady_seconds / double(stats.frames - 1));
+        e->n += stats.frames - 1;
+        e->link_ms += stats.link_ms;
+        e->device_ms += stats.device_ms;
+        e->device_frames += stats.device_frames;
+      }
+      return rs;
+    };
+    E2e e2e;
+    s = run_e2e(false, &e2e);
     if (!s.ok()) {
       ++failures;
       std::fprintf(stderr, "bench video %s: %s\n", workload.c_str(), s.message.c_str());
       continue;
     }
-    line(workload, have_color ? "e2e" : "e2e:match-only", median_of(e2e), n);
+    line(workload, have_color ? "e2e" : "e2e:match-only", median_of(e2e.ms), e2e.n);
+    if (e2e.device_frames > 0) {
+      // A device pipeline: its split (CUDA events), the bound the reader and the link allow
+      // (the slower of the two, they overlap the compute), and the host-convert path beside it.
+      const double link = e2e.link_ms / double(e2e.device_frames);
+      line(workload, "link", link, e2e.device_frames);
+      line(workload, "gpu", e2e.device_ms / double(e2e.device_frames), e2e.device_frames);
+      if (read_ms > 0) line(workload, "bound:read|link", std::max(read_ms, link), e2e.device_frames);
+      E2e host;
+      s = run_e2e(true, &host);
+      if (s.ok()) line(workload, "e2e:host-convert", median_of(host.ms), host.n);
+      else {
+        ++failures;
+        std::fprintf(stderr, "bench video %s host-convert: %s\n", workload.c_str(), s.message.c_str());
+      }
+    }
 
     std::fprintf(stderr, "%s %s: %s at x=%d y=%d score=%llu; e2e %.1f frames/s\n", kVersionName,
                  workload.c_str(), match::method_name(res.method_used), res.best.at(0).x, res.best.at(0).y,
-                 (unsigned long long)res.best.at(0).score, 1000.0 / median_of(e2e));
+                 (unsigned long long)res.best.at(0).score, 1000.0 / median_of(e2e.ms));
   }
   std::fclose(null_out);
   return failures ? kExitRuntime : kExitOk;

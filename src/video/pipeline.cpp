@@ -169,9 +169,4 @@ Status make_host_pipeline(const Image& gray_template, const PipelineConfig& conf
   return Status::Ok();
 }
 
-Status make_pipeline(const Image& gray_template, const PipelineConfig& config,
-                     std::unique_ptr<Pipeline>* out) {
-  return make_host_pipeline(gray_template, config, out);
-}
-
 }  // namespace parvis::video

@@ -222,6 +222,11 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
     if (res.have_color) ++(res.full ? stats->full : stats->empty);
     stats->prepare_ms += prepare_ms;
     stats->frame_ms += res.ms;
+    if (res.link_ms >= 0 && stats->frames > 1) {  // steady state, as steady_seconds
+      stats->link_ms += res.link_ms;
+      stats->device_ms += res.device_ms;
+      ++stats->device_frames;
+    }
     progress.update(stats->frames, now_ms() - t0);
   }
   // After a failure, frames may still be in flight on the pipeline's workers, in slots the

@@ -40,6 +40,10 @@ struct RunStats {
   double steady_seconds = 0;  // first result written -> last (frames - 1 frames' worth)
   double prepare_ms = 0;    // sum over frames: reading thread's conversion
   double frame_ms = 0;      // sum over frames: FrameResult::ms
+  // A device pipeline's split (FrameResult::link_ms, device_ms), summed over its frames but the
+  // first (which also pays for the matcher's plans and graph capture), as steady_seconds.
+  double link_ms = 0, device_ms = 0;
+  int64_t device_frames = 0;
   FrameFormat format;
 };
 

@@ -7,8 +7,9 @@
 //   FrameSource  reads one frame's bytes, in the stream's own layout (source.hpp)
 //   FrameReader  a thread that keeps a few frames ahead in reusable slots (reader.hpp)
 //   Pipeline     turns a frame's bytes into a result: convert, match, count (this file);
-//                the host pipeline (pipeline.cpp) serves every version today; a device
-//                pipeline (YUV planes uploaded and converted on the GPU) plugs in here.
+//                the host pipeline (pipeline.cpp) converts on the reader thread; cuda-opt's
+//                device pipeline (cuda/video/device_pipeline.cu) uploads the frame's planes
+//                and converts, matches and counts on the GPU.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,9 @@ struct FrameResult {
   uint64_t matching = 0, total = 0;  // pixels of the matched rectangle in the HSV range, all
   bool full = false;
   double ms = 0;  // the frame's own work: conversion + match + colour (not time spent queued)
+  // A device pipeline's split, by CUDA events (< 0 on the host pipeline): the upload of the
+  // frame's planes, and the device work from the conversion to the colour count's result.
+  double link_ms = -1, device_ms = -1;
 };
 
 struct PipelineConfig {
@@ -96,6 +100,9 @@ struct PipelineConfig {
   ColorCheck color;
   bool need_host_rgb = false;  // an output wants whole frames in RGB on the host (run_video sets it)
   int jobs = 1;                // frames matched at once on the host, one matcher each (--jobs)
+  // CUDA versions: convert on the host (the host pipeline) instead of on the GPU; also set by
+  // the environment, PARVIS_VIDEO_HOST_CONVERT=1 (the bench compares the two).
+  bool host_convert = false;
 };
 
 // Turns frames into results. Frames are submitted in stream order; collect() returns them in
@@ -143,8 +150,10 @@ class HostSlots {
   std::vector<std::vector<uint8_t>> bytes_;
 };
 
-// The pipeline of this version for this configuration. Today: the host pipeline on every
-// version (match::matcher_run on a host grey frame, color::count_in_rect on its RGB).
+// The pipeline of this version for this configuration, defined per version: cuda-opt's device
+// pipeline (cuda/video/opt.cu: planes uploaded, converted, matched and counted on the GPU),
+// the host pipeline elsewhere (src/video/none.cpp: match::matcher_run on a host grey frame,
+// color::count_in_rect on its RGB).
 Status make_pipeline(const Image& gray_template, const PipelineConfig& config,
                      std::unique_ptr<Pipeline>* out);
 // The host pipeline itself (frames converted on the host), whatever the version.

@@ -7,6 +7,8 @@
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
+#   4. cuda-opt's upload modes (PARVIS_UPLOAD=whole|chunked|direct|register): the matchcuda cases
+#      under each, memcheck under chunked, and each mode's upload time (bench-upload.txt)
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -29,3 +31,18 @@ bench/run_cuda_match_timing.sh cuda-opt 30 time >"$LOG/timing-cuda-opt.txt" 2>&1
 echo "timing: exit $?"
 timeout 120 bench/run_cuda_match_timing.sh cuda-opt 1 error >"$LOG/fft-error.txt" 2>&1
 echo "fft error: exit $?"
+
+# cuda-opt's upload of the user's pageable image (PARVIS_UPLOAD, cuda/match/opt.cu): each mode on
+# the matchcuda cases against seq, then its upload time on two sizes (bench lines
+# "<method>/upload-<mode>": ms; GB/s = W H / ms / 1e6; target >= 25 GB/s, bench/README.md).
+for mode in chunked direct register; do
+  gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda
+done
+PARVIS_UPLOAD=chunked gpu_sanitize memcheck cuda-opt matchcuda
+for mode in whole chunked direct register; do
+  for wl in 1326x1025/479x432 3840x2160/128x128; do
+    PARVIS_UPLOAD=$mode bin/cuda-opt bench match --workload "$wl" --method ssd-fft --seconds 0.5 \
+      2>>"$LOG/bench-upload.err" | grep -E 'ssd-fft |ssd-fft/upload' >>"$LOG/bench-upload.txt"
+  done
+done
+echo "upload modes: exit $? (see $LOG/bench-upload.txt)"

@@ -1,9 +1,12 @@
 // ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft] [--out FILE]
-//              [--map FILE.npy] [--top K] [--color NAME] [--hsv-min H,S,V] [--hsv-max H,S,V]
-//              [--full-ratio R] [--json] [--explain]
-// Finds the template in the source (on grey, DESIGN.md's formula), optionally counts the
-// pixels of the best match that fall in an HSV range (full / empty capsule, seed 000), and
-// writes the annotated source and the score map only once everything has succeeded.
+//              [--map FILE.npy] [--top K] [--all --max-score S] [--min-distance D]
+//              [--color NAME] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R] [--json]
+//              [--explain]
+// Finds the template in the source (on grey, DESIGN.md's formula) — the best match, the K
+// best, or every match scoring at most S, optionally at least D apart — optionally counts the
+// pixels of each reported match that fall in an HSV range (full / empty capsule, seed 000),
+// and writes the annotated source and the score map only once everything has succeeded.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -64,18 +67,20 @@ Status parse_color_request(const std::string& name, const std::string& hsv_min,
 }
 
 // Red, 2 px wide (3 px on pictures of 1000 px or more, to stay visible when scaled down).
-Image annotate(const Image& source, Rect r) {
+Image annotate(const Image& source, const std::vector<Rect>& rects) {
   Image img = to_rgb(source);
   const int thickness = (source.width >= 1000 || source.height >= 1000) ? 3 : 2;
-  draw_rect(&img, r, Rgb{255, 0, 0}, thickness);
+  for (const Rect& r : rects) draw_rect(&img, r, Rgb{255, 0, 0}, thickness);
   return img;
 }
 
-void json_position(Json& j, const match::Position& p) {
+// One reported position; with a colour verdict when `verdict` is given.
+void json_position(Json& j, const match::Position& p, const char* verdict = nullptr) {
   j.begin_object();
   j.key("x").num(p.x);
   j.key("y").num(p.y);
   j.key("score").num(p.score);
+  if (verdict) j.key("verdict").str(verdict);
   j.end_object();
 }
 
@@ -84,24 +89,34 @@ void json_position(Json& j, const match::Position& p) {
 int cli_match(int argc, char** argv) {
   std::string metric_text = "ssd", method_text = "auto", out_path, map_path;
   std::string color_name, hsv_min, hsv_max;
-  int top_k = 1;
+  std::string max_score_text;
+  int top_k = 1, min_distance = 0;
   double full_ratio = 0.2;
-  bool json = false, explain = false;
+  bool json = false, explain = false, all = false;
   ArgParser args(
       "usage: ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
       "                    [--out annotated.png] [--map scores.npy] [--top K]\n"
+      "                    [--all --max-score S] [--min-distance D]\n"
       "                    [--color blue] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R]\n"
       "Finds TEMPLATE in SOURCE (both made grey) by the exact sum of squared (ssd) or absolute\n"
       "(sad) differences; the best match has the smallest score, ties go to the smallest y,\n"
-      "then x. With --color, counts the pixels of the best match inside an HSV range (OpenCV's\n"
-      "8-bit convention: H 0..179, S and V 0..255) and calls it full or empty.");
+      "then x. --all --max-score S lists every position scoring at most S, --min-distance D\n"
+      "drops a position within D (in x and y) of a better reported one. With --color, counts\n"
+      "the pixels of each reported match inside an HSV range (OpenCV's 8-bit convention:\n"
+      "H 0..179, S and V 0..255) and calls it full or empty.");
   args.option("--metric", &metric_text, "ssd|sad", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
               "direct sums, or SSD through FFT cross-correlation (default auto)");
-  args.option("--out", &out_path, "FILE", "the source with a red rectangle on the best match");
+  args.option("--out", &out_path, "FILE",
+              "the source with a red rectangle on the best match (--all, --min-distance: on each)");
   args.option("--map", &map_path, "FILE.npy", "every score, float64, shape (H-h+1, W-w+1)");
   args.option("--top", &top_k, "K", "list the K best positions (default 1)");
-  args.option("--color", &color_name, "NAME", "count the best match's pixels in a named range: blue");
+  args.flag("--all", &all, "list every position scoring at most --max-score (best first)");
+  args.option("--max-score", &max_score_text, "S", "with --all: the largest score reported");
+  args.option("--min-distance", &min_distance, "D",
+              "no two reported matches closer than D in both x and y (the better one is kept)");
+  args.option("--color", &color_name, "NAME",
+              "count each reported match's pixels in a named range (blue): full or empty");
   args.option("--hsv-min", &hsv_min, "H,S,V", "lower bounds of the range (default blue's 100,80,50)");
   args.option("--hsv-max", &hsv_max, "H,S,V", "upper bounds of the range (default blue's 130,255,255)");
   args.option("--full-ratio", &full_ratio, "R",
@@ -126,6 +141,24 @@ int cli_match(int argc, char** argv) {
   ColorRequest color_req;
   s = parse_color_request(color_name, hsv_min, hsv_max, full_ratio, &color_req);
   if (!s.ok()) return report_failure(s);
+  // Every match / suppression: chosen from the exact score map, which the direct method gives
+  // on every version (select_matches, DESIGN.md).
+  int64_t max_score = 0;
+  if (all != !max_score_text.empty())
+    return report_failure(Status::usage("--all and --max-score S go together"));
+  if (all) {
+    s = parse_int(max_score_text, 0, int64_t(1) << 62, &max_score);
+    if (!s.ok()) return report_failure(Status::usage("--max-score: " + s.message));
+  }
+  if (min_distance < 0) return report_failure(Status::usage("--min-distance must be at least 0"));
+  const bool selecting = all || min_distance > 1;
+  if (selecting) {
+    if (params.method == match::Method::FFT)
+      return report_failure(Status::usage(
+          "--all and --min-distance need the exact score of every position: --method direct (or auto)"));
+    params.method = match::Method::Direct;
+    params.want_map = true;
+  }
 
   const double t0 = now_ms();
   Image source, tpl;
@@ -140,18 +173,31 @@ int cli_match(int argc, char** argv) {
   s = match::matcher_create(gray_tpl, params, &matcher);
   if (s.ok()) s = match::matcher_run(matcher.get(), gray_source, &res);
   if (!s.ok()) return report_failure(s);
-  if (res.best.empty()) return report_failure(Status::runtime("match returned no position"));
-  const match::Position best = res.best[0];
-  const Rect best_rect{best.x, best.y, tpl.width, tpl.height};
+  if (selecting)
+    res.best = match::select_matches(res.map, res.map_width, res.map_height, all,
+                                     uint64_t(max_score), top_k, min_distance);
+  if (res.best.empty() && !all) return report_failure(Status::runtime("match returned no position"));
+  std::vector<Rect> rects;
+  for (const match::Position& p : res.best) rects.push_back(Rect{p.x, p.y, tpl.width, tpl.height});
 
-  color::CountResult count;
+  // The colour verdict of each reported match (full when at least full_ratio of its pixels
+  // are in range).
+  std::vector<color::CountResult> counts(res.best.size());
+  std::vector<double> fractions(res.best.size(), 0.0);
+  std::vector<bool> is_full(res.best.size(), false);
+  int n_full = 0;
   double color_ms = 0;
   if (color_req.enabled) {
     const double tc = now_ms();
     Image rgb_of_grey;  // a grey source has no colour: its pixels count as grey (S = 0)
     if (source.channels != 3) rgb_of_grey = to_rgb(source);
-    s = color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, best_rect,
-                             color_req.range, &count);
+    for (size_t i = 0; i < rects.size() && s.ok(); ++i) {
+      s = color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, rects[i],
+                               color_req.range, &counts[i]);
+      fractions[i] = double(counts[i].matching) / double(counts[i].total);
+      is_full[i] = fractions[i] >= color_req.full_ratio;
+      n_full += is_full[i] ? 1 : 0;
+    }
     color_ms = now_ms() - tc;
     if (!s.ok()) return report_failure(s);
   }
@@ -159,7 +205,10 @@ int cli_match(int argc, char** argv) {
   // Outputs: encode everything first, then write; if a later write fails, remove the
   // earlier ones, so that a failure leaves no file behind.
   std::vector<uint8_t> out_bytes, map_bytes;
-  if (!out_path.empty()) s = image_encode(annotate(source, best_rect), file_extension(out_path), &out_bytes);
+  // --out outlines the best match; with --all or --min-distance every reported one.
+  const std::vector<Rect> outlined =
+      selecting ? rects : std::vector<Rect>(rects.begin(), rects.begin() + std::min<size_t>(1, rects.size()));
+  if (!out_path.empty()) s = image_encode(annotate(source, outlined), file_extension(out_path), &out_bytes);
   if (s.ok() && !map_path.empty())
     s = npy_encode(DType::F64, res.map.data(),
                    {size_t(res.map_height), size_t(res.map_width)}, &map_bytes);
@@ -172,8 +221,15 @@ int cli_match(int argc, char** argv) {
   if (!s.ok()) return report_failure(s);
   const double total_ms = now_ms() - t0;
 
-  const double fraction = color_req.enabled ? double(count.matching) / double(count.total) : 0.0;
-  const bool full = fraction >= color_req.full_ratio;
+  // The first reported match is "the" match (x, y, score; its colour verdict as before);
+  // with --all or --min-distance every reported one carries its own verdict.
+  const bool any = !res.best.empty();
+  const match::Position best = any ? res.best[0] : match::Position{};
+  const color::CountResult count = counts.empty() ? color::CountResult{} : counts[0];
+  const double fraction = any ? fractions[0] : 0.0;
+  const bool full = any && is_full[0];
+  const int n = int(res.best.size());
+  const char* const kVerdict[2] = {"empty", "full"};
   if (json) {
     Json j;
     j.begin_object();
@@ -182,11 +238,20 @@ int cli_match(int argc, char** argv) {
     j.key("method").str(match::method_name(params.method));
     j.key("source").begin_object().key("width").num(source.width).key("height").num(source.height).end_object();
     j.key("template").begin_object().key("width").num(tpl.width).key("height").num(tpl.height).end_object();
-    j.key("x").num(best.x);
-    j.key("y").num(best.y);
-    j.key("score").num(best.score);
+    if (any) {
+      j.key("x").num(best.x);
+      j.key("y").num(best.y);
+      j.key("score").num(best.score);
+    }
+    if (selecting) {
+      j.key("count").num(n);
+      if (all) j.key("max_score").num(uint64_t(max_score));
+      j.key("min_distance").num(min_distance);
+    }
     j.key("top").begin_array();
-    for (const match::Position& p : res.best) json_position(j, p);
+    for (int i = 0; i < n; ++i)
+      json_position(j, res.best[size_t(i)],
+                    selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr);
     j.end_array();
     if (!map_path.empty())
       j.key("map").begin_object().key("width").num(res.map_width).key("height").num(res.map_height).end_object();
@@ -196,11 +261,14 @@ int cli_match(int argc, char** argv) {
       j.key("name").str(color_req.label);
       j.key("hsv_min").begin_array().num(r.h_min).num(r.s_min).num(r.v_min).end_array();
       j.key("hsv_max").begin_array().num(r.h_max).num(r.s_max).num(r.v_max).end_array();
-      j.key("matching").num(count.matching);
-      j.key("total").num(count.total);
-      j.key("fraction").num(fraction);
+      if (any) {
+        j.key("matching").num(count.matching);
+        j.key("total").num(count.total);
+        j.key("fraction").num(fraction);
+      }
       j.key("full_ratio").num(color_req.full_ratio);
-      j.key("verdict").str(full ? "full" : "empty");
+      if (any) j.key("verdict").str(full ? "full" : "empty");
+      if (selecting) j.key("full").num(n_full).key("empty").num(n - n_full);
       j.end_object();
     }
     if (explain) {
@@ -210,23 +278,36 @@ int cli_match(int argc, char** argv) {
     j.end_object();
     std::printf("%s\n", j.text().c_str());
   } else {
-    std::printf("match %s at x=%d y=%d score=%llu (template %dx%d in %dx%d)\n",
-                match::metric_name(params.metric), best.x, best.y,
-                static_cast<unsigned long long>(best.score), tpl.width, tpl.height, source.width,
-                source.height);
-    for (size_t i = 1; i < res.best.size(); ++i)
-      std::printf("  #%zu at x=%d y=%d score=%llu\n", i + 1, res.best[i].x, res.best[i].y,
-                  static_cast<unsigned long long>(res.best[i].score));
-    if (color_req.enabled)
+    if (any)
+      std::printf("match %s at x=%d y=%d score=%llu (template %dx%d in %dx%d)\n",
+                  match::metric_name(params.metric), best.x, best.y,
+                  static_cast<unsigned long long>(best.score), tpl.width, tpl.height, source.width,
+                  source.height);
+    else
+      std::printf("match %s: no position scores at most %lld (template %dx%d in %dx%d)\n",
+                  match::metric_name(params.metric), static_cast<long long>(max_score), tpl.width,
+                  tpl.height, source.width, source.height);
+    for (int i = 1; i < n; ++i) {
+      const match::Position& p = res.best[size_t(i)];
+      std::printf("  #%d at x=%d y=%d score=%llu", i + 1, p.x, p.y,
+                  static_cast<unsigned long long>(p.score));
+      if (selecting && color_req.enabled)
+        std::printf(" -> %s (%.1f%%)", kVerdict[is_full[size_t(i)] ? 1 : 0], 100.0 * fractions[size_t(i)]);
+      std::printf("\n");
+    }
+    if (color_req.enabled && any)
       std::printf("color: %llu/%llu %s pixels (%.1f%%) -> %s\n",
                   static_cast<unsigned long long>(count.matching),
                   static_cast<unsigned long long>(count.total), color_req.label.c_str(),
                   100.0 * fraction, full ? "full" : "empty");
+    if (selecting)
+      std::printf("matches: %d%s", n, color_req.enabled ? "" : "\n");
+    if (selecting && color_req.enabled) std::printf(" (%d full, %d empty)\n", n_full, n - n_full);
     if (explain)
       std::printf("method: %s (%s)\n", match::method_name(res.method_used), res.explain.c_str());
   }
   print_timings("match", total_ms, res.timings);
-  if (color_req.enabled) print_timings("color", color_ms, count.timings);
+  if (color_req.enabled && any) print_timings("color", color_ms, count.timings);
   return kExitOk;
 }
 

@@ -75,6 +75,16 @@ class TopK {
 // The `k` best positions of a full row-major score map (fewer when the map is smaller).
 std::vector<Position> select_best(const uint64_t* scores, int map_width, int map_height, int k);
 
+// Every match, or the K best, at least `min_distance` apart (--all / --top with --min-distance).
+// From an exact score map (Result::map of the direct method, every version), positions are
+// taken in the order of `better` (score, then y, then x) — with `all`, only those scoring at
+// most `max_score` — and a position is kept unless a kept one lies closer than min_distance in
+// both x and y (|dx| < D and |dy| < D): the better one always wins, so ties go to the smaller
+// y, then x. Without `all`, stops after k kept. min_distance <= 1 suppresses nothing.
+std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
+                                     int map_height, bool all, uint64_t max_score, int k,
+                                     int min_distance);
+
 // Copies exact scores into Result::map (float64, exact: scores < 2^47 < 2^53).
 void scores_to_map(const uint64_t* scores, int map_width, int map_height, std::vector<double>* map);
 

@@ -74,14 +74,25 @@ Image annotate(const Image& source, const std::vector<Rect>& rects) {
   return img;
 }
 
-// One reported position; with a colour verdict when `verdict` is given.
-void json_position(Json& j, const match::Position& p, const char* verdict = nullptr) {
+// One reported position; with a colour verdict when `verdict` is given, with the sub-pixel
+// position when `sub` is.
+void json_position(Json& j, const match::Position& p, const char* verdict = nullptr,
+                   const match::Subpixel* sub = nullptr) {
   j.begin_object();
   j.key("x").num(p.x);
   j.key("y").num(p.y);
   j.key("score").num(p.score);
   if (verdict) j.key("verdict").str(verdict);
+  if (sub) j.key("sx").num(sub->x).key("sy").num(sub->y).key("fitted").boolean(sub->fitted);
   j.end_object();
+}
+
+// " subpixel x=... y=..." (3 decimals), or " subpixel -" where no fit was kept.
+void print_subpixel(const match::Subpixel& sub) {
+  if (sub.fitted)
+    std::printf(" subpixel x=%.3f y=%.3f", sub.x, sub.y);
+  else
+    std::printf(" subpixel -");
 }
 
 }  // namespace
@@ -92,11 +103,11 @@ int cli_match(int argc, char** argv) {
   std::string max_score_text;
   int top_k = 1, min_distance = 0;
   double full_ratio = 0.2;
-  bool json = false, explain = false, all = false;
+  bool json = false, explain = false, all = false, subpixel = false;
   ArgParser args(
       "usage: ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
       "                    [--out annotated.png] [--map scores.npy] [--top K]\n"
-      "                    [--all --max-score S] [--min-distance D]\n"
+      "                    [--all --max-score S] [--min-distance D] [--subpixel]\n"
       "                    [--color blue] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R]\n"
       "Finds TEMPLATE in SOURCE (both made grey) by the exact sum of squared (ssd) or absolute\n"
       "(sad) differences; the best match has the smallest score, ties go to the smallest y,\n"
@@ -115,6 +126,8 @@ int cli_match(int argc, char** argv) {
   args.option("--max-score", &max_score_text, "S", "with --all: the largest score reported");
   args.option("--min-distance", &min_distance, "D",
               "no two reported matches closer than D in both x and y (the better one is kept)");
+  args.flag("--subpixel", &subpixel,
+            "fractional x, y of each reported match: a quadratic fit on the 3x3 exact scores");
   args.option("--color", &color_name, "NAME",
               "count each reported match's pixels in a named range (blue): full or empty");
   args.option("--hsv-min", &hsv_min, "H,S,V", "lower bounds of the range (default blue's 100,80,50)");
@@ -179,6 +192,10 @@ int cli_match(int argc, char** argv) {
   if (res.best.empty() && !all) return report_failure(Status::runtime("match returned no position"));
   std::vector<Rect> rects;
   for (const match::Position& p : res.best) rects.push_back(Rect{p.x, p.y, tpl.width, tpl.height});
+  std::vector<match::Subpixel> subs;
+  if (subpixel)
+    for (const match::Position& p : res.best)
+      subs.push_back(match::subpixel_fit(gray_source, gray_tpl, params.metric, p));
 
   // The colour verdict of each reported match (full when at least full_ratio of its pixels
   // are in range).
@@ -251,8 +268,12 @@ int cli_match(int argc, char** argv) {
     j.key("top").begin_array();
     for (int i = 0; i < n; ++i)
       json_position(j, res.best[size_t(i)],
-                    selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr);
+                    selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr,
+                    subpixel ? &subs[size_t(i)] : nullptr);
     j.end_array();
+    if (subpixel && any)
+      j.key("subpixel").begin_object().key("x").num(subs[0].x).key("y").num(subs[0].y)
+          .key("fitted").boolean(subs[0].fitted).end_object();
     if (!map_path.empty())
       j.key("map").begin_object().key("width").num(res.map_width).key("height").num(res.map_height).end_object();
     if (color_req.enabled) {
@@ -287,10 +308,16 @@ int cli_match(int argc, char** argv) {
       std::printf("match %s: no position scores at most %lld (template %dx%d in %dx%d)\n",
                   match::metric_name(params.metric), static_cast<long long>(max_score), tpl.width,
                   tpl.height, source.width, source.height);
+    if (subpixel && any) {
+      std::printf("best:");
+      print_subpixel(subs[0]);
+      std::printf("\n");
+    }
     for (int i = 1; i < n; ++i) {
       const match::Position& p = res.best[size_t(i)];
       std::printf("  #%d at x=%d y=%d score=%llu", i + 1, p.x, p.y,
                   static_cast<unsigned long long>(p.score));
+      if (subpixel) print_subpixel(subs[size_t(i)]);
       if (selecting && color_req.enabled)
         std::printf(" -> %s (%.1f%%)", kVerdict[is_full[size_t(i)] ? 1 : 0], 100.0 * fractions[size_t(i)]);
       std::printf("\n");

@@ -1,6 +1,7 @@
 // Template matching, the part shared by every version: names, validation, top-K selection.
 // No version-specific code here (this file is linked into CPU and CUDA versions alike).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -132,6 +133,51 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
     kept.push_back(p);
   }
   return kept;
+}
+
+uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x,
+                  int y) {
+  uint64_t sum = 0;
+  for (int j = 0; j < gray_template.height; ++j) {
+    const uint8_t* s = gray_source.row(y + j) + x;
+    const uint8_t* t = gray_template.row(j);
+    for (int i = 0; i < gray_template.width; ++i) sum += pixel_cost(metric, int(s[i]) - int(t[i]));
+  }
+  return sum;
+}
+
+Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metric metric,
+                      const Position& p) {
+  Subpixel out;
+  out.x = p.x;
+  out.y = p.y;
+  const int map_w = map_width_of(gray_source.width, gray_template.width);
+  const int map_h = map_height_of(gray_source.height, gray_template.height);
+  if (p.x < 1 || p.y < 1 || p.x + 1 >= map_w || p.y + 1 >= map_h) return out;
+  int64_t s[3][3];  // s[j + 1][i + 1] = score at (x + i, y + j); < 2^47
+  for (int j = -1; j <= 1; ++j)
+    for (int i = -1; i <= 1; ++i)
+      s[j + 1][i + 1] = int64_t(score_at(gray_source, gray_template, metric, p.x + i, p.y + j));
+  int64_t col[3] = {0, 0, 0}, row[3] = {0, 0, 0};
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 3; ++i) col[i] += s[j][i], row[j] += s[j][i];
+  // 6 b, 6 d, 6 c, 6 f, 4 e: exact integers (< 2^51).
+  const int64_t b6 = col[2] - col[0], d6 = col[2] + col[0] - 2 * col[1];
+  const int64_t c6 = row[2] - row[0], f6 = row[2] + row[0] - 2 * row[1];
+  const int64_t e4 = s[2][2] - s[0][2] - s[2][0] + s[0][0];
+  const double b = double(b6) / 6.0, d = double(d6) / 6.0, c = double(c6) / 6.0,
+               f = double(f6) / 6.0, e = double(e4) / 4.0;
+  // Gradient zero: [2d e; e 2f] (ox, oy) = -(b, c).
+  const double two_d = 2.0 * d, two_f = 2.0 * f;
+  const double det = two_d * two_f - e * e;
+  if (!(d > 0.0) || !(det > 0.0)) return out;
+  const double ox = (e * c - two_f * b) / det;
+  const double oy = (e * b - two_d * c) / det;
+  if (!(std::fabs(ox) <= 1.0) || !(std::fabs(oy) <= 1.0)) return out;
+  out.x = double(p.x) + ox;
+  out.y = double(p.y) + oy;
+  out.fitted = true;
+  return out;
 }
 
 void scores_to_map(const uint64_t* scores, int map_width, int map_height,

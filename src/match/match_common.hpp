@@ -85,6 +85,26 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
                                      int map_height, bool all, uint64_t max_score, int k,
                                      int min_distance);
 
+// The exact score of the window at (x, y), on the host (scalar loops, as seq): the neighbours
+// of the sub-pixel fit, the same bits whichever version found the match.
+uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x, int y);
+
+// --subpixel: a least-squares quadratic f(i, j) = a + b i + c j + d i^2 + e i j + f j^2 on the
+// exact scores of the 3 x 3 positions around a reported match, and its stationary point
+// (x + ox, y + oy). Closed form on that grid, with C_i / R_j the column / row sums of the
+// scores: b = (C_1 - C_-1) / 6, d = (C_1 + C_-1 - 2 C_0) / 6, c and f the same with R,
+// e = (s(1,1) - s(1,-1) - s(-1,1) + s(-1,-1)) / 4. Kept (fitted = true) when the quadratic is a
+// minimum (d > 0, 4 d f - e^2 > 0) and |ox|, |oy| <= 1; otherwise, and where the 3 x 3
+// positions are not all inside the map (a match on its edge), the integer position. Integer
+// sums exact in 64 bits, then one fixed sequence of double operations (shared code, compiled
+// once: the same bits on every version).
+struct Subpixel {
+  double x = 0, y = 0;
+  bool fitted = false;
+};
+Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metric metric,
+                      const Position& p);
+
 // Copies exact scores into Result::map (float64, exact: scores < 2^47 < 2^53).
 void scores_to_map(const uint64_t* scores, int map_width, int map_height, std::vector<double>* map);
 

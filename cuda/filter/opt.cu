@@ -44,9 +44,8 @@
 // the multiply-adds, 25 taps cost as little as 10, and one pass keeps the single read and write of
 // the image that the memory floor assumes.
 //
-// Bench: not yet measured on a GPU (written without one); tests/gpu/filter.sh runs the tests,
-// compute-sanitizer and bench/run_filter.sh; bench/README.md "Convolution filters" has the floors
-// and will have the tables.
+// Measured on an H100 (bench/README.md "Convolution filters", GPU): 8K RGB 5x5 156 us, 3x3 130 us
+// against a 66 us floor, once the units away from the borders issue all their row loads together.
 #include <algorithm>
 #include <cstdlib>
 #include <string>

@@ -17,15 +17,7 @@ set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 1
 BIN=${BIN:-bin}
 VERSIONS=${VERSIONS:-"seq simd omp cuda-naive cuda-opt"}
-CSV=bench/results/times.csv
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-date_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1)
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
-machine="$(hostname -s 2>/dev/null || echo host) ${cpu:-cpu} $(nproc)c${gpu:+ + $gpu}"
-machine=${machine//,/ }
+. bench/lib.sh  # CSV, $tmp (removed on exit), date_now, machine
 
 ran=()
 for v in $VERSIONS; do

@@ -21,6 +21,7 @@ void print_help() {
       "usage:\n"
       "  ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
       "               [--out annotated.png] [--map scores.npy] [--top K] [--color blue] [--json]\n"
+      "               [--all --max-score S] [--min-distance D] [--subpixel]\n"
       "  ./main filter IN OUT --kernel identity|sharpen|edge|gaussian|box|unsharp [--size 3|5]\n"
       "               | --kernel-file F [--border zero|replicate|reflect101] [--gray] [--json]\n"
       "  ./main blur IN... OUT... [--map MAP.png | --radial] [--sigma-max S]\n"

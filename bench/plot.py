@@ -18,6 +18,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "plots"))  # the modules share plots/_common.py
 
 
 def op_of(row):

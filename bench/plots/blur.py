@@ -1,11 +1,8 @@
 """Blur map: compute milliseconds per version for each workload (log scale), and the
 threads-per-block sweep of seed 002's ladder (compute ms against threads per block)."""
-import os
 import re
 
-
-def _tag(machine):
-    return "".join(c if c.isalnum() else "_" for c in machine)[:40]
+from _common import save, tag
 
 
 def draw(rows, out_dir, plt):
@@ -31,11 +28,7 @@ def draw(rows, out_dir, plt):
             ax.set_ylabel("compute ms (median)")
             ax.set_title(f"blur map — {machine}", fontsize=8)
             ax.legend(fontsize=6, ncol=2)
-            fig.tight_layout()
-            path = os.path.join(out_dir, f"blur_versions_{_tag(machine)}.png")
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            paths.append(path)
+            save(fig, plt, out_dir, f"blur_versions_{tag(machine)}.png", paths)
         sweep = [r for r in mine if re.fullmatch(r"compute-tpb\d+", r["method"])]
         for w in sorted({r["workload"] for r in sweep}):
             rows_w = [r for r in sweep if r["workload"] == w]
@@ -49,9 +42,5 @@ def draw(rows, out_dir, plt):
             ax.set_ylabel("compute ms")
             ax.set_title(f"{w} threads-per-block sweep — {machine}", fontsize=8)
             ax.legend(fontsize=7)
-            fig.tight_layout()
-            path = os.path.join(out_dir, f"blur_tpb_{w.split(':', 1)[1]}_{_tag(machine)}.png")
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            paths.append(path)
+            save(fig, plt, out_dir, f"blur_tpb_{w.split(':', 1)[1]}_{tag(machine)}.png", paths)
     return paths

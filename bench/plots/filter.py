@@ -1,24 +1,14 @@
 """Convolution filters (seed 001's plots): speedup over seq by resolution, time by OpenMP thread
 count, and time by threads per block for the CUDA kernels (the seed's sweep), one set per machine."""
-import os
 import statistics
+
+from _common import save, tag
 
 
 def _res(workload):  # "filter:7680x4320-rgb" -> (7680 * 4320, "7680x4320")
     dims = workload.split(":", 1)[1].split("-")[0]
     w, h = dims.split("x")
     return int(w) * int(h), dims
-
-
-def _tag(machine):
-    return "".join(c if c.isalnum() else "_" for c in machine)[:40]
-
-
-def _save(fig, out_dir, name, paths):
-    fig.tight_layout()
-    path = os.path.join(out_dir, name)
-    fig.savefig(path, dpi=110)
-    paths.append(path)
 
 
 def _mean_by(rows, key):
@@ -33,7 +23,7 @@ def draw(rows, out_dir, plt):
     paths = []
     for machine in sorted({r["machine"] for r in rows}):
         mine = [r for r in rows if r["machine"] == machine]
-        tag = _tag(machine)
+        mtag = tag(machine)
         main = [r for r in mine if "/" not in r["method"]]
         seq = {(r["workload"], r["method"]): r["ms"] for r in main if r["version"] == "seq"}
 
@@ -56,8 +46,7 @@ def draw(rows, out_dir, plt):
             ax.set_ylabel("speedup over seq (mean over kernels)")
             ax.set_title(f"convolution filters — {machine}", fontsize=8)
             ax.legend(fontsize=7)
-            _save(fig, out_dir, f"filter_speedup_{tag}.png", paths)
-            plt.close(fig)
+            save(fig, plt, out_dir, f"filter_speedup_{mtag}.png", paths)
 
         # 2. omp: time by thread count, per resolution (mean over kernels).
         omp = [r for r in main if r["version"] == "omp" and r["threads"].isdigit()]
@@ -71,8 +60,7 @@ def draw(rows, out_dir, plt):
             ax.set_ylabel("ms (mean over kernels)")
             ax.set_title(f"filter, omp — {machine}", fontsize=8)
             ax.legend(fontsize=7)
-            _save(fig, out_dir, f"filter_threads_{tag}.png", paths)
-            plt.close(fig)
+            save(fig, plt, out_dir, f"filter_threads_{mtag}.png", paths)
 
         # 3. CUDA: time by threads per block, per variant and resolution.
         sweep = [r for r in mine if "/" in r["method"] and r["threads"].isdigit()]
@@ -92,6 +80,5 @@ def draw(rows, out_dir, plt):
             ax.set_ylabel("us (mean over the sweep kernels)")
             ax.set_title(f"filter, CUDA block sizes — {machine}", fontsize=8)
             ax.legend(fontsize=5, ncol=2)
-            _save(fig, out_dir, f"filter_blocks_{tag}.png", paths)
-            plt.close(fig)
+            save(fig, plt, out_dir, f"filter_blocks_{mtag}.png", paths)
     return paths

@@ -1,17 +1,14 @@
 """Integral image (seed 004's plots): time by matrix size per version (log scale) and the speedup
 over seq, one set per machine; GB/s of the GPU rows (u8 read + output written once)."""
-import os
 import statistics
+
+from _common import save, tag
 
 
 def _side(workload):  # "integral:10000x10000" -> pixels, "10000x10000"
     dims = workload.split(":", 1)[1]
     w, h = dims.split("x")
     return int(w) * int(h), dims
-
-
-def _tag(machine):
-    return "".join(c if c.isalnum() else "_" for c in machine)[:40]
 
 
 def draw(rows, out_dir, plt):
@@ -32,11 +29,7 @@ def draw(rows, out_dir, plt):
         ax.set_ylabel("ms (median)")
         ax.set_title("integral image — " + machine, fontsize=9)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(out_dir, "integral_time_" + _tag(machine) + ".png")
-        fig.savefig(path, dpi=110)
-        paths.append(path)
-        plt.close(fig)
+        save(fig, plt, out_dir, "integral_time_" + tag(machine) + ".png", paths)
         gpu = {k: v for k, v in series.items() if " u8-u64" in k and any(r["threads"] == "gpu" for r in mrows)}
         if gpu:
             fig, ax = plt.subplots(figsize=(8, 5))
@@ -49,9 +42,5 @@ def draw(rows, out_dir, plt):
             ax.set_ylabel("GB/s (1 B read + 8 B written a pixel)")
             ax.set_title("integral u8 -> u64 bandwidth — " + machine, fontsize=9)
             ax.legend(fontsize=7)
-            fig.tight_layout()
-            path = os.path.join(out_dir, "integral_gbs_" + _tag(machine) + ".png")
-            fig.savefig(path, dpi=110)
-            paths.append(path)
-            plt.close(fig)
+            save(fig, plt, out_dir, "integral_gbs_" + tag(machine) + ".png", paths)
     return paths

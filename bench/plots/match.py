@@ -1,5 +1,5 @@
 """Template matching: milliseconds per version for each workload and method (log scale)."""
-import os
+from _common import save, tag
 
 
 def draw(rows, out_dir, plt):
@@ -24,10 +24,5 @@ def draw(rows, out_dir, plt):
         ax.set_ylabel("ms (median)")
         ax.set_title(f"template matching — {machine}", fontsize=8)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        tag = "".join(c if c.isalnum() else "_" for c in machine)[:40]
-        path = os.path.join(out_dir, f"match_{tag}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        save(fig, plt, out_dir, f"match_{tag(machine)}.png", paths)
     return paths

@@ -1,5 +1,5 @@
 """The video pipeline: frames/s per version and template, end to end beside its two bounds."""
-import os
+from _common import save, tag
 
 
 def draw(rows, out_dir, plt):
@@ -37,10 +37,5 @@ def draw(rows, out_dir, plt):
             ax.axhline(30, color="grey", lw=0.6, ls=":")
             ax.legend(fontsize=6)
         fig.suptitle(f"video pipeline, 1920x1080 — {machine}", fontsize=8)
-        fig.tight_layout()
-        tag = "".join(c if c.isalnum() else "_" for c in machine)[:40]
-        path = os.path.join(out_dir, f"video_{tag}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        save(fig, plt, out_dir, f"video_{tag(machine)}.png", paths)
     return paths

@@ -157,6 +157,34 @@ void counts(SelftestReport& r) {
     r.check(name + " = " + std::to_string(c.want), res.matching == c.want && res.total == uint64_t(c.rect.w) * c.rect.h,
             "got " + std::to_string(res.matching) + "/" + std::to_string(res.total));
   }
+
+  // Ranges and rectangles from a fixed generator (odd widths, every corner of the cube): this
+  // version's count against the reference conversion, pixel by pixel, computed here.
+  uint32_t state = 12345;
+  auto next = [&state](int n) { state = state * 1664525u + 1013904223u; return int((state >> 8) % uint32_t(n)); };
+  int agreed = 0, tried = 0;
+  std::string first_miss;
+  for (int i = 0; i < 24; ++i) {
+    HsvRange range;
+    range.h_min = next(180), range.h_max = range.h_min + next(180 - range.h_min);
+    range.s_min = next(256), range.s_max = range.s_min + next(256 - range.s_min);
+    range.v_min = next(256), range.v_max = range.v_min + next(256 - range.v_min);
+    Rect rect;
+    rect.w = 1 + next(700), rect.h = 1 + next(300);
+    rect.x = next(4096 - rect.w + 1), rect.y = next(4096 - rect.h + 1);
+    uint64_t want = 0;
+    for (int y = rect.y; y < rect.y + rect.h; ++y)
+      for (int x = rect.x; x < rect.x + rect.w; ++x) {
+        const uint8_t* p = all.at(x, y);
+        want += color::in_range(color::rgb_to_hsv(p[0], p[1], p[2]), range) ? 1 : 0;
+      }
+    ++tried;
+    if (color::count_in_rect(all, rect, range, &res).ok() && res.matching == want) ++agreed;
+    else if (first_miss.empty()) first_miss = "rect " + std::to_string(rect.w) + "x" + std::to_string(rect.h) + ": got " +
+                                              std::to_string(res.matching) + ", reference " + std::to_string(want);
+  }
+  r.check("color count = reference loop on " + std::to_string(tried) + " random ranges and rectangles",
+          agreed == tried, first_miss);
 }
 
 }  // namespace

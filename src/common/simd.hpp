@@ -153,6 +153,33 @@ struct Ops {
   static inline V sad8(V a, V b) { return _mm_sad_epu8(a, b); }
   // kBytes / 16 rows of 16 bytes: p, p + stride, ... (one row here).
   static inline V load_rows16(const void* p, size_t /*stride*/) { return load(p); }
+  // -- added for the colour filter: i32 lanes. SSE2 lacks pmaxsd/pminsd/pmulld/pmovzx (SSE4.1)
+  //    and gathers: they are built from SSE2 instructions, with the same results.
+  static inline V cmpeq32(V a, V b) { return _mm_cmpeq_epi32(a, b); }
+  static inline V andnot_(V a, V b) { return _mm_andnot_si128(a, b); }  // ~a & b
+  static inline V select(V mask, V a, V b) { return _mm_or_si128(_mm_and_si128(mask, a), _mm_andnot_si128(mask, b)); }
+  static inline V max32(V a, V b) { return select(_mm_cmpgt_epi32(a, b), a, b); }
+  static inline V min32(V a, V b) { return select(_mm_cmpgt_epi32(a, b), b, a); }
+  // The low 32 bits of each product (the same for signed and unsigned lanes).
+  static inline V mullo32(V a, V b) {
+    const __m128i even = _mm_mul_epu32(a, b);
+    const __m128i odd = _mm_mul_epu32(_mm_srli_epi64(a, 32), _mm_srli_epi64(b, 32));
+    return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
+                              _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+  }
+  // table[idx] per i32 lane (idx in range).
+  static inline V gather32(const int32_t* table, V idx) {
+    alignas(16) int32_t i[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(i), idx);
+    return _mm_set_epi32(table[i[3]], table[i[2]], table[i[1]], table[i[0]]);
+  }
+  // kBytes / 4 bytes from p, zero-extended to i32 lanes.
+  static inline V load_u8_32(const void* p) {
+    int32_t w;
+    std::memcpy(&w, p, sizeof w);
+    const __m128i z = _mm_setzero_si128();
+    return _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), z), z);
+  }
 };
 }  // namespace sse2
 #endif
@@ -234,6 +261,14 @@ struct Ops {
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i*)c)),
                                    _mm_loadu_si128((const __m128i*)(c + stride)), 1);
   }
+  static inline V cmpeq32(V a, V b) { return _mm256_cmpeq_epi32(a, b); }
+  static inline V andnot_(V a, V b) { return _mm256_andnot_si256(a, b); }
+  static inline V select(V mask, V a, V b) { return _mm256_blendv_epi8(b, a, mask); }
+  static inline V max32(V a, V b) { return _mm256_max_epi32(a, b); }
+  static inline V min32(V a, V b) { return _mm256_min_epi32(a, b); }
+  static inline V mullo32(V a, V b) { return _mm256_mullo_epi32(a, b); }
+  static inline V gather32(const int32_t* table, V idx) { return _mm256_i32gather_epi32(table, idx, 4); }
+  static inline V load_u8_32(const void* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p))); }
 };
 }  // namespace parvis::simd::avx2
 PARVIS_AVX2_END

@@ -9,7 +9,8 @@
 #      then one error line and exit 2;
 #   4. with ffmpeg: a lossless re-encode read through ffmpeg finds the same capsules, --out .mp4
 #      writes every frame; PARVIS_REAL_VIDEO=FILE adds a real clip (a template cut from its
-#      frame 0 must match there with score 0).
+#      frame 0 must match there with score 0);
+#   5. nothing per frame allocates (heap allocations counted by tests/alloc_count.c).
 # Prints ok / FAIL / skip lines and "N passed, N failed, N skipped"; exit 1 on any failure, with
 # the first failure also on stderr (tests/cases/video_contract.cases runs it per version).
 set -u
@@ -144,6 +145,39 @@ if command -v ffmpeg >/dev/null; then
   fi
 else
   skip "ffmpeg input and output: ffmpeg is not on PATH"
+fi
+
+# 5. Nothing per frame allocates: the process's heap allocations (tests/alloc_count.c, preloaded)
+#    are the same for 20 frames as for 60, i.e. once the pipeline and the matcher are warm a frame
+#    costs no malloc at all (reader, conversion, match, colour count, output line). FFTW's
+#    buffered passes malloc their own scratch inside fftw_execute; PARVIS_FFTW_NO_BUFFERING=1
+#    plans without them here (cpu_fft.cpp says why they stay on by default).
+if [ "$(basename "$EXE")" = cuda-naive ]; then
+  skip "allocations per frame: cuda-naive is seed 000's matcher, which allocates its buffers per call"
+elif ! command -v cc >/dev/null 2>&1; then
+  skip "allocations per frame: no C compiler for the counter"
+elif ldd "$EXE" 2>/dev/null | grep -q 'libasan\|libtsan'; then
+  skip "allocations per frame: a sanitizer build has its own allocator"
+elif ! cc -O2 -shared -fPIC "$(dirname "$0")/alloc_count.c" -o "$WORK/alloc_count.so" 2>"$WORK/alloc_cc.err"; then
+  skip "allocations per frame: the counter does not build here: $(head -n1 "$WORK/alloc_cc.err")"
+else
+  allocs() {  # allocs FRAMES ARGS... -> the allocation count of `video ... --frames 0:FRAMES`
+    local frames=$1; shift
+    rm -f "$WORK/allocs"
+    PARVIS_ALLOC_COUNT_FILE="$WORK/allocs" LD_PRELOAD="$WORK/alloc_count.so" PARVIS_FFTW_NO_BUFFERING=1 \
+      "$EXE" video "$@" --no-time --frames "0:$frames" >/dev/null 2>&1 && cat "$WORK/allocs" 2>/dev/null
+  }
+  for args in "line.y4m line_template.bmp" "line.y4m line_template.bmp --metric sad" \
+              "line.y4m line_template.bmp --method direct" "line_422.y4m line_template.bmp --jobs 2" \
+              "line_mono.y4m line_template.bmp --method fft"; do
+    set -- $args
+    in=$DATA/$1 tpl=$DATA/$2; shift 2
+    a=$(allocs 20 "$in" "$tpl" ${COLOR:+--color blue} "$@") b=$(allocs 60 "$in" "$tpl" ${COLOR:+--color blue} "$@")
+    if [ -z "$a" ] || [ -z "$b" ]; then fail "allocations per frame ($args): the counted run failed"
+    elif [ "$a" = "$b" ]; then pass "allocations per frame ($args${COLOR:+ --color blue}): none ($a in all, 20 or 60 frames)"
+    else fail "allocations per frame ($args): $a for 20 frames, $b for 60"
+    fi
+  done
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

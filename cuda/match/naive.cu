@@ -385,27 +385,26 @@ static Status run_fft(const Matcher& m, const Image& src, Result* res) {
 Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->tpl.width, m->tpl.height));
-  Result res;
-  res.map_width = map_width_of(gray_source.width, m->tpl.width);
-  res.map_height = map_height_of(gray_source.height, m->tpl.height);
+  reset_result(out);
+  out->map_width = map_width_of(gray_source.width, m->tpl.width);
+  out->map_height = map_height_of(gray_source.height, m->tpl.height);
   Method method = m->params.method;
   if (method == Method::Auto) {
     // The seeds' choice: seed 000 matched SSD by FFT, seed 003 SAD directly. A wanted map
     // must be exact (as seq's is), which only the direct method gives.
     method = m->params.metric == Metric::SSD && !m->params.want_map ? Method::FFT : Method::Direct;
-    res.explain = m->params.metric == Metric::SAD
+    out->explain = m->params.metric == Metric::SAD
                       ? "auto chose direct: SAD has no FFT form (seed 003's direct kernel)"
                   : m->params.want_map
                       ? "auto chose direct: a score map was asked for, and direct gives it exactly"
                       : "auto chose fft: cuda-naive follows seed 000 (SSD by integral image + FFT)";
   } else {
-    res.explain = std::string(method_name(method)) + ", as asked";
+    out->explain.assign(method_name(method)).append(", as asked");
   }
   if (method == Method::FFT)
-    PARVIS_TRY(run_fft(*m, gray_source, &res));
+    PARVIS_TRY(run_fft(*m, gray_source, out));
   else
-    PARVIS_TRY(run_direct(*m, gray_source, &res));
-  *out = std::move(res);
+    PARVIS_TRY(run_direct(*m, gray_source, out));
   return Status::Ok();
 }
 

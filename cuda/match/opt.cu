@@ -294,7 +294,7 @@ Method choose(const Matcher& m, std::string* why) {
                 direct_us <= fft_us ? "direct" : "fft", direct_us, macs,
                 m.direct_fast ? "dp4a" : "generic", fft_us, P, Q,
                 ntt ? "exact NTTs + window sums" : "double FFTs + integral image + exact re-scoring");
-  *why = buf;
+  why->assign(buf);
   return direct_us <= fft_us ? Method::Direct : Method::FFT;
 }
 
@@ -305,19 +305,18 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->w, m->h));
   PARVIS_TRY(setup_source_size(*m, gray_source.width, gray_source.height));
-  Result res;
-  res.map_width = m->map_w();
-  res.map_height = m->map_h();
+  reset_result(out);  // filled in place: a video's frames reuse its memory
+  out->map_width = m->map_w();
+  out->map_height = m->map_h();
   Method method = m->params.method;
   if (method == Method::Auto)
-    method = choose(*m, &res.explain);
+    method = choose(*m, &out->explain);
   else
-    res.explain = std::string(method_name(method)) + ", as asked";
+    out->explain.assign(method_name(method)).append(", as asked");
   if (method == Method::FFT)
-    PARVIS_TRY(run_fft(*m, gray_source, &res));
+    PARVIS_TRY(run_fft(*m, gray_source, out));
   else
-    PARVIS_TRY(run_direct(*m, gray_source, &res));
-  *out = std::move(res);
+    PARVIS_TRY(run_direct(*m, gray_source, out));
   return Status::Ok();
 }
 

@@ -544,9 +544,11 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
 Status run_fft(Matcher& m, const Image& src, Result* res) {
   std::string why_not;
   if (ntt_eligible(m, &why_not)) return run_ntt(m, src, res);
-  res->explain += "; no NTT: " + why_not;
+  res->explain.append("; no NTT: ").append(why_not);
   PARVIS_TRY(setup_fft(m));
-  res->explain += "; FFT size " + std::to_string(m.P) + "x" + std::to_string(m.Q) + " (timed)";
+  char note[64];  // appended without temporaries: a video's frames allocate nothing
+  std::snprintf(note, sizeof note, "; FFT size %dx%d (timed)", int(m.P), int(m.Q));
+  res->explain.append(note);
   if (m.params.top_k != 1 || m.params.want_map) return run_fft_map(m, src, res, false);
   PARVIS_TRY(time_stages(m, src, res,
                          [&](cuda::StageTimer& st) { return enqueue_fft_any(m, true, nullptr, st); }));

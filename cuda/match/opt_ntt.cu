@@ -20,6 +20,7 @@
 //                           of V along the row; SSD in 32 bits; (score, y, x) key minimum with
 //                           one atomicMin per block, as the direct kernel does.
 //
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -297,8 +298,10 @@ Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
 // ---- NTT path (the exact FFT method) -------------------------------------------------------------
 Status run_ntt(Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(setup_ntt(m));
-  res->explain += "; exact NTT modulo p = 15*2^27+1, size " + std::to_string(m.row_plan.n) + "x" +
-                  std::to_string(m.col_plan.n);
+  char note[96];  // appended without temporaries: a video's frames allocate nothing
+  std::snprintf(note, sizeof note, "; exact NTT modulo p = 15*2^27+1, size %dx%d", int(m.row_plan.n),
+                int(m.col_plan.n));
+  res->explain.append(note);
   const bool fused = m.params.top_k == 1 && !m.params.want_map;
   if (fused)
     PARVIS_TRY(time_stages(m, src, res,

@@ -162,6 +162,11 @@ struct Plan {
   bool planned() const { return tpl_rows && src_rows && cols_fwd && cols_inv && out_rows; }
   BigBuffer<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares (row 0 zero)
   BigBuffer<uint64_t> scores;       // the map, kept so that runs do not reallocate it
+  // Small per-run state, kept so that a video's frames allocate nothing once warm.
+  std::vector<uint64_t> l1;                      // per worker
+  std::vector<FilteredTopK> tops;                // per worker (select_best_parallel)
+  std::vector<Position> best, check, candidates;
+  std::vector<std::vector<Position>> found;      // per worker
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
@@ -240,22 +245,27 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
       fftw_plan_with_nthreads(p->threads);
       // FFTW_ESTIMATE: planning in milliseconds. FFTW_MEASURE ran the transforms ~25%
       // faster here but took over a second to plan, which a one-shot run never recovers.
+      // FFTW's buffered column passes take their small scratch buffers from malloc inside
+      // every fftw_execute (~60 of 2 KB a frame): the only allocations of a warm video frame.
+      // PARVIS_FFTW_NO_BUFFERING=1 plans without them (5-15 % slower at 1-2 Mpixel, so not
+      // the default); the video contract uses it to check that nothing else allocates.
+      const unsigned flags = FFTW_ESTIMATE | (std::getenv("PARVIS_FFTW_NO_BUFFERING") ? FFTW_NO_BUFFERING : 0u);
       const int n_half = n1 / 2 + 1, rs = int(p->real_stride);
       const int map_h = map_height_of(src_h, p->tpl.height);
       auto rows_r2c = [&](int rows) {
         return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
-                                      n_half, FFTW_ESTIMATE);
+                                      n_half, flags);
       };
       auto cols = [&](int sign) {
         return fftw_plan_many_dft(1, &n0, n_half, p->spec, nullptr, n_half, 1, p->spec, nullptr,
-                                  n_half, 1, sign, FFTW_ESTIMATE);
+                                  n_half, 1, sign, flags);
       };
       p->tpl_rows = rows_r2c(p->tpl.height);
       p->src_rows = rows_r2c(src_h);
       p->cols_fwd = cols(FFTW_FORWARD);
       p->cols_inv = cols(FFTW_BACKWARD);
       p->out_rows = fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real,
-                                           nullptr, 1, rs, FFTW_ESTIMATE);
+                                           nullptr, 1, rs, flags);
     }
   }
   PROF_T(s1);
@@ -337,14 +347,8 @@ static inline double round_to_integer(double v) {
 }
 
 
-static std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& exec,
-           const RescoreFn& rescore, Result* res) {
+           RescoreFn rescore, Result* res) {
   PARVIS_TRY(setup_size(p, src.width, src.height, exec));
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
@@ -378,7 +382,8 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   // Also the source's ‖x‖₁ for the bound (per worker, added after).
   const size_t iw = size_t(W) + 1;
   uint64_t* ii = p->sq_integral.data();
-  std::vector<uint64_t> l1(size_t(exec.workers), 0);
+  std::vector<uint64_t>& l1 = p->l1;
+  l1.assign(size_t(exec.workers), 0);
   exec.for_each(H, [&](int y, int worker) {
     const uint8_t* s = src.row(y);
     uint64_t* out = ii + (size_t(y) + 1) * iw;
@@ -425,20 +430,23 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   });
   PROF_T(t6);
 
-  std::string note;
+  // What was done about rounding, appended to res->explain below (no temporaries: with a
+  // reused Result the text fits the memory of the previous frame's).
+  char note[200];
+  std::vector<Position>& best = p->best;
   if (exact) {
     // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
     // K windows); a difference would mean the bound failed, and then every position is
     // re-scored directly rather than report a wrong match.
-    std::vector<Position> best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
-    std::vector<Position> check = best;
-    rescore(&check);
+    select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+    p->check.assign(best.begin(), best.end());
+    rescore(&p->check);
     bool agree = true;
-    for (size_t i = 0; i < best.size(); ++i) agree = agree && check[i].score == best[i].score;
+    for (size_t i = 0; i < best.size(); ++i) agree = agree && p->check[i].score == best[i].score;
     if (agree) {
-      note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) +
-             " < 0.5, so rounding gives every score exactly (best re-scored directly: equal)";
-      res->best = std::move(best);
+      std::snprintf(note, sizeof note,
+                    "rounding bound on sum(I*T) %.3g < 0.5, so rounding gives every score exactly "
+                    "(best re-scored directly: equal)", c_bound);
     } else {
       std::vector<Position> all;
       all.reserve(scores.size());
@@ -446,32 +454,37 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
         for (int x = 0; x < map_w; ++x) all.push_back(Position{x, y, 0});
       rescore(&all);
       for (const Position& q : all) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-      res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
-      note = "FFT score differed from the direct one despite the bound " + fmt("%.3g", c_bound) +
-             "; every position was re-scored directly";
+      select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+      std::snprintf(note, sizeof note,
+                    "FFT score differed from the direct one despite the bound %.3g; every position "
+                    "was re-scored directly", c_bound);
     }
   } else {
     // Scores are within `err` of the exact ones. The true K best all have FFT scores within
     // 2·err of the K-th smallest FFT score: re-score exactly every such position. The others
     // are then larger than every exact candidate, so top-K over the patched map is exact.
     const uint64_t err = uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
-    const uint64_t kth = select_best_parallel(scores.data(), map_w, map_h, top_k, exec).back().score;
-    const uint64_t limit = kth + 2 * err;  // scores < 2^47: no overflow
-    std::vector<std::vector<Position>> found(size_t(exec.workers));
+    select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+    const uint64_t limit = best.back().score + 2 * err;  // scores < 2^47: no overflow
+    p->found.resize(size_t(exec.workers));
+    for (auto& f : p->found) f.clear();
     exec.for_each(map_h, [&](int y, int worker) {
       const uint64_t* row = scores.data() + size_t(y) * size_t(map_w);
       for (int x = 0; x < map_w; ++x)
-        if (row[x] <= limit) found[size_t(worker)].push_back(Position{x, y, 0});
+        if (row[x] <= limit) p->found[size_t(worker)].push_back(Position{x, y, 0});
     });
-    std::vector<Position> candidates;
-    for (const auto& f : found) candidates.insert(candidates.end(), f.begin(), f.end());
+    std::vector<Position>& candidates = p->candidates;
+    candidates.clear();
+    for (const auto& f : p->found) candidates.insert(candidates.end(), f.begin(), f.end());
     rescore(&candidates);
     for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-    res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
-    note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) + " >= 0.5: re-scored directly the " +
-           std::to_string(candidates.size()) + " positions within " + std::to_string(2 * err) +
-           " of the K-th best FFT score";
+    select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+    std::snprintf(note, sizeof note,
+                  "rounding bound on sum(I*T) %.3g >= 0.5: re-scored directly the %zu positions "
+                  "within %llu of the K-th best FFT score",
+                  c_bound, candidates.size(), static_cast<unsigned long long>(2 * err));
   }
+  res->best.assign(best.begin(), best.end());
   PROF_T(t7);
   if (profile_on())
     std::fprintf(stderr, "fft run: fill %.2f fwd %.2f mul %.2f inv %.2f integral %.2f combine %.2f select %.2f ms\n",
@@ -487,9 +500,10 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     });
   }
   res->method_used = Method::FFT;
-  if (!res->explain.empty()) res->explain += "; ";
-  res->explain += "FFT " + std::to_string(n1) + "x" + std::to_string(n0) + " (FFTW, double, " +
-                  std::to_string(p->threads) + (p->threads == 1 ? " thread): " : " threads): ") + note;
+  char head[96];
+  std::snprintf(head, sizeof head, "%sFFT %dx%d (FFTW, double, %d thread%s): ", res->explain.empty() ? "" : "; ",
+                n1, n0, p->threads, p->threads == 1 ? "" : "s");
+  res->explain.append(head).append(note);
   return Status::Ok();
 }
 
@@ -499,7 +513,7 @@ struct Plan {};
 bool available() { return false; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 Status prepare(const Image&, int, PlanPtr*) { return unavailable(); }
-Status run(Plan*, const Image&, int, bool, const CpuExec&, const RescoreFn&, Result*) {
+Status run(Plan*, const Image&, int, bool, const CpuExec&, RescoreFn, Result*) {
   return unavailable();
 }
 

@@ -47,7 +47,8 @@ Status prepare(const Image& gray_template, int threads, PlanPtr* out);
 
 // Exact scores for candidate positions, by the version's own direct kernel: fills the
 // `score` of every position in the vector.
-using RescoreFn = std::function<void(std::vector<Position>* candidates)>;
+// A FunctionRef: the hook is called during run() only, and handing it over allocates nothing.
+using RescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 
 // Runs the FFT method on a grey source (already checked against the template's size):
 // fills res->best (top_k, exact), res->map_width/height, res->map when want_map, and
@@ -55,7 +56,7 @@ using RescoreFn = std::function<void(std::vector<Position>* candidates)>;
 // `exec`, and so do the FFTs: FFTW plans for the plan's thread count, its parallel loops
 // run on exec's workers (no second thread pool).
 Status run(Plan* plan, const Image& gray_source, int top_k, bool want_map, const CpuExec& exec,
-           const RescoreFn& rescore, Result* res);
+           RescoreFn rescore, Result* res);
 
 // ---- the cost model of `auto` -------------------------------------------------------------
 // The padded FFT size used for a source of this size (n0 rows × n1 columns).

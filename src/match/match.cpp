@@ -83,9 +83,26 @@ void TopK::merge(const TopK& other) {
 }
 
 std::vector<Position> TopK::sorted() const {
-  std::vector<Position> out = heap_;
-  std::sort(out.begin(), out.end(), better);
+  std::vector<Position> out;
+  sorted_into(&out);
   return out;
+}
+
+void TopK::sorted_into(std::vector<Position>* out) const {
+  out->assign(heap_.begin(), heap_.end());
+  std::sort(out->begin(), out->end(), better);
+}
+
+void reset_result(Result* r) {
+  r->best.clear();
+  r->map_width = r->map_height = 0;
+  r->map.clear();
+  r->method_used = Method::Direct;
+  r->explain.clear();
+  r->timings.stages.clear();
+  std::vector<Timings::Stage> stages = std::move(r->timings.stages);
+  r->timings = Timings{};
+  r->timings.stages = std::move(stages);
 }
 
 std::vector<Position> select_best(const uint64_t* scores, int map_width, int map_height, int k) {

@@ -66,6 +66,9 @@ class TopK {
   void merge(const TopK& other);
   // The kept positions, best first.
   std::vector<Position> sorted() const;
+  void sorted_into(std::vector<Position>* out) const;  // the same, reusing out's memory
+  void reset() { heap_.clear(); }                      // empty again, keeping the memory
+  size_t k() const { return k_; }
 
  private:
   size_t k_;
@@ -104,6 +107,11 @@ struct Subpixel {
 };
 Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metric metric,
                       const Position& p);
+
+// Empties a Result for the next run, keeping the memory of its vectors and strings (a video's
+// frames then allocate nothing). matcher_run fills *out in place; after an error its content
+// is unspecified.
+void reset_result(Result* r);
 
 // Copies exact scores into Result::map (float64, exact: scores < 2^47 < 2^53).
 void scores_to_map(const uint64_t* scores, int map_width, int map_height, std::vector<double>* map);

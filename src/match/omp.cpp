@@ -11,7 +11,7 @@ namespace parvis::match {
 static CpuExec omp_exec() {
   CpuExec e;
   e.workers = omp_get_max_threads();
-  e.for_each = [](int n, const std::function<void(int, int)>& body) {
+  e.for_each_fn = [](int n, LoopBody body) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; ++i) body(i, omp_get_thread_num());
   };

@@ -12,6 +12,7 @@ struct Matcher {
   Image tpl;  // the grey template
   Params params;
   fft::PlanPtr fft;  // --method fft: plans and template spectrum (cpu_fft.hpp)
+  TopK top{1};       // the direct method's K best, kept so that a video's frames reuse it
 };
 
 void MatcherDeleter::operator()(Matcher* m) const { delete m; }
@@ -52,7 +53,7 @@ static void score_all(const Image& src, const Image& tpl, TopK* top, std::vector
 }
 
 // The direct method.
-static Status match_direct(const Matcher& m, const Image& src, Result* res) {
+static Status match_direct(Matcher& m, const Image& src, Result* res) {
   const int map_w = map_width_of(src.width, m.tpl.width);
   const int map_h = map_height_of(src.height, m.tpl.height);
   res->map_width = map_w;
@@ -65,11 +66,12 @@ static Status match_direct(const Matcher& m, const Image& src, Result* res) {
                              std::to_string(map_h) + " score map");
     }
   }
-  TopK top(m.params.top_k);
+  if (m.top.k() != size_t(m.params.top_k)) m.top = TopK(m.params.top_k);
+  m.top.reset();
   std::vector<double>* map = m.params.want_map ? &res->map : nullptr;
-  if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &top, map);
-  else score_all<Metric::SAD>(src, m.tpl, &top, map);
-  res->best = top.sorted();
+  if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &m.top, map);
+  else score_all<Metric::SAD>(src, m.tpl, &m.top, map);
+  m.top.sorted_into(&res->best);
   res->method_used = Method::Direct;
   return Status::Ok();
 }
@@ -77,30 +79,29 @@ static Status match_direct(const Matcher& m, const Image& src, Result* res) {
 Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(check_source(gray_source, m->tpl.width, m->tpl.height));
   const double t0 = now_ms();
-  Result res;
+  reset_result(out);  // filled in place: a video's frames reuse its memory
   switch (m->params.method) {
     case Method::Auto:
-      res.explain = "auto chose direct: seq computes the exact direct sums (FFT only on --method fft)";
-      PARVIS_TRY(match_direct(*m, gray_source, &res));
+      out->explain = "auto chose direct: seq computes the exact direct sums (FFT only on --method fft)";
+      PARVIS_TRY(match_direct(*m, gray_source, out));
       break;
     case Method::Direct:
-      res.explain = "direct, as asked";
-      PARVIS_TRY(match_direct(*m, gray_source, &res));
+      out->explain = "direct, as asked";
+      PARVIS_TRY(match_direct(*m, gray_source, out));
       break;
     case Method::FFT: {
       // SSD through FFT cross-correlation (cpu_fft.hpp) on one thread; the positions it must
       // re-score exactly are re-scored by window_score.
-      res.explain = "fft, as asked";
+      out->explain = "fft, as asked";
       auto rescore = [&](std::vector<Position>* candidates) {
         for (Position& p : *candidates) p.score = window_score<Metric::SSD>(gray_source, m->tpl, p.x, p.y);
       };
       PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map, serial_exec(),
-                          rescore, &res));
+                          rescore, out));
       break;
     }
   }
-  res.timings.compute_ms = now_ms() - t0;
-  *out = std::move(res);
+  out->timings.compute_ms = now_ms() - t0;
   return Status::Ok();
 }
 

@@ -24,6 +24,9 @@ struct Matcher {
   // Source layouts, kept between runs so that a video reuses their memory.
   kernels::PaddedSource padded;  // SAD, and re-scoring FFT candidates
   kernels::PairedSource paired;  // SSD maps
+  // Per-worker scratch of the direct method, kept so that a video's frames allocate nothing.
+  std::vector<std::vector<uint64_t>> rows;
+  std::vector<FilteredTopK> tops;
 };
 
 namespace cpu {
@@ -58,7 +61,7 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
 inline Method choose(const Matcher& m, const Image& src, std::string* why) {
   const Params& p = m.params;
   if (p.method != Method::Auto) {
-    *why = std::string(method_name(p.method)) + ", as asked";
+    why->assign(method_name(p.method)).append(", as asked");
     return p.method;
   }
   if (p.metric == Metric::SAD) {
@@ -82,7 +85,7 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
                 "fft ~%.3g ms (%dx%d FFT)",
                 use_fft ? "fft" : "direct", direct_ms, positions, m.tpl.w, m.tpl.h, m.k.isa, m.threads,
                 m.threads == 1 ? "" : "s", fft_ms, n1, n0);
-  *why = buf;
+  why->assign(buf);
   return use_fft ? Method::FFT : Method::Direct;
 }
 
@@ -105,8 +108,12 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
   // One row buffer and one top-K per worker, merged at the end (TopK's order is total, so
   // the merge does not depend on how rows were split).
   const int workers = exec.workers;
-  std::vector<std::vector<uint64_t>> row(size_t(workers), std::vector<uint64_t>(size_t(map_w), 0));
-  std::vector<FilteredTopK> tops(size_t(workers), FilteredTopK(p.top_k));
+  std::vector<std::vector<uint64_t>>& row = m->rows;
+  std::vector<FilteredTopK>& tops = m->tops;
+  row.resize(size_t(workers));
+  for (auto& r : row) r.resize(size_t(map_w));
+  if (tops.size() != size_t(workers)) tops.assign(size_t(workers), FilteredTopK(p.top_k));
+  for (FilteredTopK& t : tops) t.reset();
   exec.for_each(map_h, [&](int y, int worker) {
     uint64_t* scores = row[size_t(worker)].data();
     if (ssd) m->k.ssd_row(m->paired, m->tpl, y, scores);
@@ -118,7 +125,7 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
     }
   });
   for (int i = 1; i < workers; ++i) tops[0].top().merge(tops[size_t(i)].top());
-  res->best = tops[0].top().sorted();
+  tops[0].top().sorted_into(&res->best);
   res->map_width = map_w;
   res->map_height = map_h;
   res->method_used = Method::Direct;
@@ -139,13 +146,12 @@ inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result*
 inline Status run(Matcher* m, const Image& src, const CpuExec& exec, Result* out) {
   PARVIS_TRY(check_source(src, m->tpl.w, m->tpl.h));
   const double t0 = now_ms();
-  Result res;
-  const Method method = choose(*m, src, &res.explain);
-  res.explain += std::string(" [") + m->k.isa + "]";
-  if (method == Method::FFT) PARVIS_TRY(run_fft(m, src, exec, &res));
-  else PARVIS_TRY(run_direct(m, src, exec, &res));
-  res.timings.compute_ms = now_ms() - t0;
-  *out = std::move(res);
+  reset_result(out);  // filled in place: a video's frames reuse its memory
+  const Method method = choose(*m, src, &out->explain);
+  out->explain.append(" [").append(m->k.isa).append("]");
+  if (method == Method::FFT) PARVIS_TRY(run_fft(m, src, exec, out));
+  else PARVIS_TRY(run_direct(m, src, exec, out));
+  out->timings.compute_ms = now_ms() - t0;
   return Status::Ok();
 }
 

@@ -167,6 +167,10 @@ else
     PARVIS_ALLOC_COUNT_FILE="$WORK/allocs" LD_PRELOAD="$WORK/alloc_count.so" PARVIS_FFTW_NO_BUFFERING=1 \
       "$EXE" video "$@" --no-time --frames "0:$frames" >/dev/null 2>&1 && cat "$WORK/allocs" 2>/dev/null
   }
+  # The CUDA driver's own threads allocate a few times at moments that vary from run to run
+  # (seen: 19149 for 20 frames, 19147 for 60): a slack of 8 there; one allocation per frame
+  # would add 40. The CPU versions must match exactly.
+  slack=0; case "$("$EXE" --version 2>/dev/null)" in *cuda*) slack=8 ;; esac
   for args in "line.y4m line_template.bmp" "line.y4m line_template.bmp --metric sad" \
               "line.y4m line_template.bmp --method direct" "line_422.y4m line_template.bmp --jobs 2" \
               "line_mono.y4m line_template.bmp --method fft"; do
@@ -174,7 +178,7 @@ else
     in=$DATA/$1 tpl=$DATA/$2; shift 2
     a=$(allocs 20 "$in" "$tpl" ${COLOR:+--color blue} "$@") b=$(allocs 60 "$in" "$tpl" ${COLOR:+--color blue} "$@")
     if [ -z "$a" ] || [ -z "$b" ]; then fail "allocations per frame ($args): the counted run failed"
-    elif [ "$a" = "$b" ]; then pass "allocations per frame ($args${COLOR:+ --color blue}): none ($a in all, 20 or 60 frames)"
+    elif [ "$b" -le $((a + slack)) ]; then pass "allocations per frame ($args${COLOR:+ --color blue}): none ($a in all for 20 frames, $b for 60)"
     else fail "allocations per frame ($args): $a for 20 frames, $b for 60"
     fi
   done

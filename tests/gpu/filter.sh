@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/gpu/filter.sh LOGDIR — the convolution filter on the CUDA versions (called by
 # tests/gpu_check.sh after the build; see tests/gpu/lib.sh for the contract):
-#   1. ./test seq cuda-naive cuda-opt on every filter case (filter.cases, filter_exact.cases: each
-#      output equals seq's bit for bit; the selftest also checks that every variant equals the
-#      default), every filter case again on cuda-opt with each of OPT_VARIANTS (default "smem":
-#      PARVIS_FILTER_VARIANT=smem, the shared-memory cp.async pipeline of cuda/filter/opt_smem.cuh),
+#   1. ./test seq cuda-naive and ./test seq cuda-opt on every filter case (filter.cases,
+#      filter_exact.cases: each output equals seq's bit for bit; the selftest also checks that
+#      every variant equals the default), every filter case again on cuda-opt with each of
+#      OPT_VARIANTS (default "smem": PARVIS_FILTER_VARIANT=smem, the shared-memory cp.async
+#      pipeline of cuda/filter/opt_smem.cuh),
 #      and the filter-cs and filter-custom cases with the other variants: cuda-naive's vectorized
 #      kernel (=vec) and cuda-opt's CUDA-core kernel (=direct);
 #   2. compute-sanitizer memcheck (leak check) and racecheck on the filter-cs cases (tiny and odd
@@ -16,7 +17,8 @@
 #      LOGDIR/bench-filter-variants.txt (printed). With FILTER_FULL_BENCH=1 also the full
 #      bench/run_filter.sh (every resolution and kernel, the peers; several minutes) into
 #      LOGDIR/bench-filter.txt.
-# About 2-3 minutes on an H100 without the full bench.
+# About 2-3 minutes on an H100 without the full bench (the longest run, ~245 cuda-opt processes,
+# sets the pace; it takes 37 s here without a GPU, every CUDA case skipped).
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -26,7 +28,8 @@ OPT_VARIANTS=${OPT_VARIANTS:-smem}
 WORK=build/test-filter-data ./test --no-build seq --only no-such-case >/dev/null 2>&1
 
 pids=()
-gpu_test test-filter -- seq cuda-naive cuda-opt --only filter & pids+=($!)
+gpu_test test-filter-naive -- seq cuda-naive --only filter & pids+=($!)
+gpu_test test-filter -- seq cuda-opt --only filter & pids+=($!)
 gpu_test test-filter-naive-vec PARVIS_FILTER_VARIANT=vec -- cuda-naive --only filter-c & pids+=($!)
 gpu_test test-filter-opt-direct PARVIS_FILTER_VARIANT=direct -- cuda-opt --only filter-c & pids+=($!)
 for v in $OPT_VARIANTS; do

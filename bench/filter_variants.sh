@@ -7,7 +7,7 @@
 # microseconds of each variant and whether every variant produced the same bytes (FNV checksums
 # of `./main bench filter`), then the sweep. Takes ~30 s on an H100. Appends nothing to
 # bench/results/times.csv (bench/run_filter.sh does, with --variant).
-#   bench/filter_variants.sh                    auto and smem (and mma, which is auto's kernel)
+#   bench/filter_variants.sh                    auto, smem and prefetch (mma is auto's kernel)
 #   bench/filter_variants.sh auto smem          these variants
 #   SECONDS_PER=0.5 SWEEP="128 256 512" bench/filter_variants.sh
 set -u
@@ -16,7 +16,7 @@ BIN=${BIN:-bin}
 SECONDS_PER=${SECONDS_PER:-0.3}
 SWEEP=${SWEEP:-"128 256 512"}
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(auto smem)
+[ ${#variants[@]} -gt 0 ] || variants=(auto smem prefetch)
 [ -x "$BIN/cuda-opt" ] || { echo "filter_variants: $BIN/cuda-opt not built" >&2; exit 1; }
 "$BIN/cuda-opt" device >/dev/null 2>&1 || { echo "filter_variants: no usable GPU" >&2; exit 1; }
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT

@@ -34,6 +34,9 @@
 //    same MMAs, with the rows of a 128 W-byte strip streamed once through a shared-memory ring by
 //    cp.async (4 stages of RB rows), persistent blocks over tiles of a host-chosen height
 //    (PARVIS_FILTER_TILE_ROWS=N overrides it, rounded up to a multiple of RB, for experiments).
+// 1c. convolve_mma_prefetch<K, PLANES, RB> (PARVIS_FILTER_VARIANT=prefetch; opt_prefetch.cuh):
+//    the units of 1 walked by persistent warps, each issuing its next unit's loads before the
+//    MMAs of the current one.
 // 2. convolve_mma_any: the same for any kernel size (1..15) and span (up to two k-chunks of
 //    32 bytes), one output row per warp, fragments read from global memory (L1-cached).
 // 3. convolve_direct (CUDA cores; sm_75, taps beyond two planes, divisors >= 2^23,
@@ -58,6 +61,7 @@
 
 #include "filter/device_image.cuh"
 #include "filter/opt_common.cuh"
+#include "filter/opt_prefetch.cuh"
 #include "filter/opt_smem.cuh"
 
 namespace parvis::filter {
@@ -90,25 +94,15 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
   const bool inside = x0 >= g.lead && x0 + kUnitBytes + kSegment - g.lead <= g.row_bytes &&
                       y0 >= R && y0 + RB + R <= g.height;  // the same for the whole warp
   if (inside) {
-    const uint8_t* base = g.in + size_t(y0 - R) * g.pitch + xb;
     uint32_t b[ROWS][2];
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-      b[r][0] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * g.pitch));
-      b[r][1] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * g.pitch + kSegment));
-    }
+    load_rows_inside(b, g.in + size_t(y0 - R) * g.pitch + xb, g.pitch);
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) mma_source_row<K, PLANES, RB>(acc, a, r, b[r][0], b[r][1]);
   } else {
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
-      const int sy = border_index(y0 + r - R, g.height, g.border);
-      uint32_t b0 = 0, b1 = 0;
-      if (sy >= 0) {  // the same for the whole warp
-        const uint8_t* row = g.in + size_t(sy) * g.pitch;
-        b0 = load_word(row, xb, g);
-        b1 = load_word(row, xb + kSegment, g);
-      }
+      uint32_t b0, b1;
+      load_row_bordered(y0 + r - R, xb, g, b0, b1);
       mma_source_row<K, PLANES, RB>(acc, a, r, b0, b1);
     }
   }
@@ -210,9 +204,9 @@ uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
 
 }  // namespace
 
-std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem"}; }
+std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch"}; }
 
-enum class OptPath { MmaFixed, MmaSmem, MmaAny, Direct };
+enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct };
 
 struct Filter {
   uint64_t id = 0;
@@ -222,7 +216,7 @@ struct Filter {
   OptPath path = OptPath::Direct;
   int planes = 1, chunks = 1, rows_per_unit = 1;
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
-  unsigned smem_blocks = 0;   // MmaSmem: the persistent grid
+  unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;
   std::string why;  // when auto chose the CUDA cores
@@ -245,6 +239,10 @@ Status with_kernel(const Filter& f, Visit visit) {
       if (f.geo.size == 3)
         return f.planes == 1 ? visit(&convolve_mma_smem<3, 1, 8>) : visit(&convolve_mma_smem<3, 2, 4>);
       return f.planes == 1 ? visit(&convolve_mma_smem<5, 1, 8>) : visit(&convolve_mma_smem<5, 2, 4>);
+    case OptPath::MmaPrefetch:
+      if (f.geo.size == 3)
+        return f.planes == 1 ? visit(&convolve_mma_prefetch<3, 1, 8>) : visit(&convolve_mma_prefetch<3, 2, 4>);
+      return f.planes == 1 ? visit(&convolve_mma_prefetch<5, 1, 8>) : visit(&convolve_mma_prefetch<5, 2, 4>);
     case OptPath::MmaAny:
       return visit(&convolve_mma_any);
     case OptPath::Direct:
@@ -293,7 +291,23 @@ Status plan_smem(Filter* f, int dev) {
     t.tile_rows = (want + rb - 1) / rb * rb;
   }
   t.tiles = (long long)t.strips * ((f->geo.height + t.tile_rows - 1) / t.tile_rows);
-  f->smem_blocks = unsigned(std::min<long long>(t.tiles, resident));
+  f->persistent_blocks = unsigned(std::min<long long>(t.tiles, resident));
+  return Status::Ok();
+}
+
+// The "prefetch" variant's persistent grid (opt_prefetch.cuh): the blocks that fit the SMs at
+// once, no more than the units need.
+Status plan_prefetch(Filter* f, int dev) {
+  int sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, 0));
+    return Status::Ok();
+  }));
+  if (per_sm < 1) return Status::runtime("filter variant prefetch: no block of " + std::to_string(f->threads) +
+                                         " threads fits an SM");
+  const long long needed = (f->geo.units + f->threads / 32 - 1) / (f->threads / 32);
+  f->persistent_blocks = unsigned(std::min<long long>(needed, (long long)per_sm * sms));
   return Status::Ok();
 }
 }  // namespace
@@ -349,7 +363,10 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   }
   if (mma) {
     const bool fixed = (kernel.size == 3 || kernel.size == 5) && f->chunks == 1;
-    f->path = !fixed ? OptPath::MmaAny : name == "smem" ? OptPath::MmaSmem : OptPath::MmaFixed;
+    f->path = !fixed                ? OptPath::MmaAny
+              : name == "smem"     ? OptPath::MmaSmem
+              : name == "prefetch" ? OptPath::MmaPrefetch
+                                   : OptPath::MmaFixed;
     f->rows_per_unit = fixed ? (f->planes == 1 ? 8 : 4) : 1;
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
@@ -368,6 +385,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     return Status::Ok();
   }));
   if (f->path == OptPath::MmaSmem) PARVIS_TRY(plan_smem(f.get(), dev));
+  if (f->path == OptPath::MmaPrefetch) PARVIS_TRY(plan_prefetch(f.get(), dev));
   *out = std::move(f);
   return Status::Ok();
 }
@@ -390,9 +408,9 @@ Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
   *blocks = unsigned(n);
   return Status::Ok();
 }
-Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {
-  unsigned blocks = 0;
-  PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
+Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {  // MmaFixed, MmaPrefetch
+  unsigned blocks = f.persistent_blocks;
+  if (f.path != OptPath::MmaPrefetch) PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
   fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
@@ -405,7 +423,7 @@ Status launch_on(const Filter& f, AnyFn fn, cudaStream_t s) {
   return Status::Ok();
 }
 Status launch_on(const Filter& f, SmemFn fn, cudaStream_t s) {
-  fn<<<f.smem_blocks, f.threads, f.smem_bytes, s>>>(f.geo, f.tiling, f.frags.get(), f.divider);
+  fn<<<f.persistent_blocks, f.threads, f.smem_bytes, s>>>(f.geo, f.tiling, f.frags.get(), f.divider);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -444,7 +462,11 @@ std::string filter_describe(const Filter* f) {
     case OptPath::MmaSmem:
       s = "mma-smem k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +
           " rows " + std::to_string(f->rows_per_unit) + " tile " + std::to_string(f->tiling.tile_rows) +
-          " strip " + std::to_string(f->tiling.strip_bytes) + " grid " + std::to_string(f->smem_blocks);
+          " strip " + std::to_string(f->tiling.strip_bytes) + " grid " + std::to_string(f->persistent_blocks);
+      break;
+    case OptPath::MmaPrefetch:
+      s = "mma-prefetch k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +
+          " rows " + std::to_string(f->rows_per_unit) + " grid " + std::to_string(f->persistent_blocks);
       break;
     case OptPath::MmaAny:
       s = "mma-any k" + std::to_string(f->geo.size) + " chunks " + std::to_string(f->chunks) +

@@ -95,6 +95,29 @@ __device__ __forceinline__ void store_unit_row(const int (&sum)[4], int y, int x
 }
 
 
+// The two B words of every row of a unit away from every border: rows `pitch` apart from `base`
+// (the lane's first byte in the unit's first source row), one aligned load per word.
+template <int ROWS>
+__device__ __forceinline__ void load_rows_inside(uint32_t (&b)[ROWS][2], const uint8_t* base, size_t pitch) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    b[r][0] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * pitch));
+    b[r][1] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * pitch + kSegment));
+  }
+}
+
+// The two B words of image row y (any y: the border applies) at byte xb: zeros for a row outside
+// the image under the zero border.
+__device__ __forceinline__ void load_row_bordered(int y, int xb, const Geometry& g, uint32_t& b0, uint32_t& b1) {
+  const int sy = border_index(y, g.height, g.border);
+  b0 = b1 = 0;
+  if (sy >= 0) {  // the same for the whole warp
+    const uint8_t* row = g.in + size_t(sy) * g.pitch;
+    b0 = load_word(row, xb, g);
+    b1 = load_word(row, xb + kSegment, g);
+  }
+}
+
 // Register blocking over RB output rows: source row r of a unit (image row y0 + r - R) feeds
 // output row y0 + o through kernel row ky = r - o, for every o in 0..RB-1 that has one.
 template <int K, int PLANES, int RB>

@@ -4,8 +4,9 @@
 #   1. ./test seq cuda-naive and ./test seq cuda-opt on every filter case (filter.cases,
 #      filter_exact.cases: each output equals seq's bit for bit; the selftest also checks that
 #      every variant equals the default), every filter case again on cuda-opt with each of
-#      OPT_VARIANTS (default "smem": PARVIS_FILTER_VARIANT=smem, the shared-memory cp.async
-#      pipeline of cuda/filter/opt_smem.cuh),
+#      OPT_VARIANTS (default "smem prefetch": PARVIS_FILTER_VARIANT=smem, the shared-memory
+#      cp.async pipeline of cuda/filter/opt_smem.cuh, and =prefetch, the persistent warps of
+#      cuda/filter/opt_prefetch.cuh),
 #      and the filter-cs and filter-custom cases with the other variants: cuda-naive's vectorized
 #      kernel (=vec) and cuda-opt's CUDA-core kernel (=direct);
 #   2. compute-sanitizer memcheck (leak check) and racecheck on the filter-cs cases (tiny and odd
@@ -22,7 +23,7 @@
 set -u
 LOG=$1
 . tests/gpu/lib.sh
-OPT_VARIANTS=${OPT_VARIANTS:-smem}
+OPT_VARIANTS=${OPT_VARIANTS:-"smem prefetch"}
 
 # The test data, once, before the runs side by side (each would otherwise make it).
 WORK=build/test-filter-data ./test --no-build seq --only no-such-case >/dev/null 2>&1

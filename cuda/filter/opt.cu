@@ -29,6 +29,14 @@
 //    check_kernel); the finish is round_clamp without branches: two clamps and a multiply-high by
 //    a magic number checked exact on the host for every value that can reach it (DeviceDivider;
 //    divisors below 2^23).
+// 1b. convolve_mma_smem<K, PLANES, RB> (PARVIS_FILTER_VARIANT=smem; opt_smem.cuh, with the
+//    floors and the instruction budget per output byte of every idea weighed for issue 10): the
+//    same MMAs, with the rows of a 128 W-byte strip streamed once through a shared-memory ring by
+//    cp.async (4 stages of RB rows), persistent blocks over tiles of a host-chosen height
+//    (PARVIS_FILTER_TILE_ROWS=N overrides it, rounded up to a multiple of RB, for experiments).
+// 1c. convolve_mma_prefetch<K, PLANES, RB> (PARVIS_FILTER_VARIANT=prefetch; opt_prefetch.cuh):
+//    the units of 1 walked by persistent warps, each issuing its next unit's loads before the
+//    MMAs of the current one.
 // 2. convolve_mma_any: the same for any kernel size (1..15) and span (up to two k-chunks of
 //    32 bytes), one output row per warp, fragments read from global memory (L1-cached).
 // 3. convolve_direct (CUDA cores; sm_75, taps beyond two planes, divisors >= 2^23,
@@ -52,6 +60,9 @@
 #include <vector>
 
 #include "filter/device_image.cuh"
+#include "filter/opt_common.cuh"
+#include "filter/opt_prefetch.cuh"
+#include "filter/opt_smem.cuh"
 
 namespace parvis::filter {
 
@@ -59,88 +70,6 @@ using cuda_filter::DeviceDivider;
 using cuda_filter::DeviceImages;
 
 namespace {
-
-constexpr int kUnitBytes = 128;  // output bytes of one warp and row: 8 segments of 16
-constexpr int kSegment = 16;
-constexpr int kChunk = 32;       // the k of one mma: segment + halo
-
-// Where a kernel reads and writes, and what every thread needs to address a byte.
-struct Geometry {
-  const uint8_t* in;
-  uint8_t* out;
-  size_t pitch;
-  int width, height, channels, row_bytes;
-  Border border;
-  int size, radius;
-  int lead;              // a segment's B starts `lead` bytes before its first output
-  long long units_x;     // 128-byte units per row
-  long long units;       // units_x * (rows / rows per unit)
-};
-
-// Byte x of a source row (any x), the border applied.
-__device__ __forceinline__ uint32_t border_byte(const uint8_t* row, int x, const Geometry& g) {
-  const int c = g.channels;
-  int p = x >= 0 ? x / c : -((-x + c - 1) / c);  // floor(x / c)
-  const int ch = x - p * c;
-  p = border_index(p, g.width, g.border);
-  return p < 0 ? 0u : uint32_t(row[size_t(p) * c + ch]);
-}
-
-// The 4 bytes at x (a multiple of 4) as a little-endian word: one aligned load when they lie in
-// the row, else byte by byte through the border.
-__device__ __forceinline__ uint32_t load_word(const uint8_t* row, int x, const Geometry& g) {
-  if (x >= 0 && x + 4 <= g.row_bytes) return __ldg(reinterpret_cast<const uint32_t*>(row + x));
-  uint32_t w = 0;
-  for (int i = 0; i < 4; ++i) w |= border_byte(row, x + i, g) << (8 * i);
-  return w;
-}
-
-// The 4 bytes at any x: two aligned loads and a funnel shift inside the row.
-__device__ __forceinline__ uint32_t load_word_any(const uint8_t* row, int x, const Geometry& g) {
-  if (x >= 0 && x + 4 <= g.row_bytes) {
-    const int a = x & ~3, sh = x & 3;
-    const uint32_t w0 = __ldg(reinterpret_cast<const uint32_t*>(row + a));
-    if (sh == 0) return w0;
-    // a + 4 < row_bytes, so the word at a + 4 ends within round_up(row_bytes, 4) <= pitch.
-    const uint32_t w1 = __ldg(reinterpret_cast<const uint32_t*>(row + a + 4));
-    return __funnelshift_r(w0, w1, 8 * sh);
-  }
-  uint32_t w = 0;
-  for (int i = 0; i < 4; ++i) w |= border_byte(row, x + i, g) << (8 * i);
-  return w;
-}
-
-// D += A B, A 16x32 s8 (taps), B 32x8 u8 (source bytes), D 16x8 s32.
-__device__ __forceinline__ void mma_s8u8(int (&d)[4], const uint4& a, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
-#else
-  __trap();  // the host never launches the MMA kernels below compute capability 8.0
-#endif
-}
-
-// Finishes (DeviceDivider::exact) the 4 sums of a lane (D fragment: rows g, g + 8 = outputs 2g, 2g + 1 of segments
-// 2t, 2t + 1) and stores 4 adjacent bytes per lane: one shuffle with the lane of the neighbour
-// group (lane ^ 4) swaps a pair, so even groups hold bytes 2g..2g+3 of segment 2t and odd groups
-// bytes 2g-2..2g+1 of segment 2t+1. All lanes must call it (the shuffle).
-__device__ __forceinline__ void store_unit_row(const int (&sum)[4], int y, int x0, int lane,
-                                               const Geometry& g, const DeviceDivider& dv) {
-  const int group = lane >> 2, t = lane & 3;
-  const uint32_t q0 = cuda_filter::finish_exact(sum[0], dv), q1 = cuda_filter::finish_exact(sum[1], dv);
-  const uint32_t q2 = cuda_filter::finish_exact(sum[2], dv), q3 = cuda_filter::finish_exact(sum[3], dv);
-  const uint32_t pair_even_seg = q0 | q2 << 8;  // segment 2t, bytes 2g, 2g + 1
-  const uint32_t pair_odd_seg = q1 | q3 << 8;   // segment 2t + 1
-  const bool odd = group & 1;
-  const uint32_t recv = __shfl_xor_sync(0xffffffffu, odd ? pair_even_seg : pair_odd_seg, 4);
-  const uint32_t word = odd ? (recv | pair_odd_seg << 16) : (pair_even_seg | recv << 16);
-  const int x = x0 + 2 * kSegment * t + (odd ? kSegment + 2 * group - 2 : 2 * group);
-  if (y < g.height && x < g.row_bytes)
-    *reinterpret_cast<uint32_t*>(g.out + size_t(y) * g.pitch + x) = word;
-}
 
 // 1. K x K kernels whose span fits one mma (K = 3, 5), RB rows per warp, fragments in registers.
 template <int K, int PLANES, int RB>
@@ -155,13 +84,7 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
   for (int ky = 0; ky < K; ++ky)
 #pragma unroll
     for (int p = 0; p < PLANES; ++p) a[ky][p] = __ldg(&frags[(ky * PLANES + p) * 32 + lane]);
-  int acc[PLANES][RB][4];
-#pragma unroll
-  for (int p = 0; p < PLANES; ++p)
-#pragma unroll
-    for (int o = 0; o < RB; ++o)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[p][o][i] = 0;
+  int acc[PLANES][RB][4] = {};
   const int xb = x0 + kSegment * (lane >> 2) - g.lead + 4 * (lane & 3);
   constexpr int ROWS = RB + K - 1;
   // Units away from every border (nearly all of them) issue their 2 ROWS word loads before any
@@ -171,48 +94,19 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
   const bool inside = x0 >= g.lead && x0 + kUnitBytes + kSegment - g.lead <= g.row_bytes &&
                       y0 >= R && y0 + RB + R <= g.height;  // the same for the whole warp
   if (inside) {
-    const uint8_t* base = g.in + size_t(y0 - R) * g.pitch + xb;
     uint32_t b[ROWS][2];
+    load_rows_inside(b, g.in + size_t(y0 - R) * g.pitch + xb, g.pitch);
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-      b[r][0] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * g.pitch));
-      b[r][1] = __ldg(reinterpret_cast<const uint32_t*>(base + size_t(r) * g.pitch + kSegment));
-    }
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-      for (int ky = 0; ky < K; ++ky) {
-        const int o = r - ky;
-        if (o >= 0 && o < RB)
-#pragma unroll
-          for (int p = 0; p < PLANES; ++p) mma_s8u8(acc[p][o], a[ky][p], b[r][0], b[r][1]);
-      }
+    for (int r = 0; r < ROWS; ++r) mma_source_row<K, PLANES, RB>(acc, a, r, b[r][0], b[r][1]);
   } else {
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
-      const int sy = border_index(y0 + r - R, g.height, g.border);
-      uint32_t b0 = 0, b1 = 0;
-      if (sy >= 0) {  // the same for the whole warp
-        const uint8_t* row = g.in + size_t(sy) * g.pitch;
-        b0 = load_word(row, xb, g);
-        b1 = load_word(row, xb + kSegment, g);
-      }
-#pragma unroll
-      for (int ky = 0; ky < K; ++ky) {
-        const int o = r - ky;  // source row y0 + r - R feeds output row y0 + o through kernel row ky
-        if (o >= 0 && o < RB)
-#pragma unroll
-          for (int p = 0; p < PLANES; ++p) mma_s8u8(acc[p][o], a[ky][p], b0, b1);
-      }
+      uint32_t b0, b1;
+      load_row_bordered(y0 + r - R, xb, g, b0, b1);
+      mma_source_row<K, PLANES, RB>(acc, a, r, b0, b1);
     }
   }
-#pragma unroll
-  for (int o = 0; o < RB; ++o) {
-    int sum[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) sum[i] = PLANES == 1 ? acc[0][o][i] : acc[0][o][i] + 256 * acc[PLANES - 1][o][i];
-    store_unit_row(sum, y0 + o, x0, lane, g, dv);
-  }
+  store_unit_rows<PLANES, RB>(acc, y0, x0, lane, g, dv);
 }
 
 // 2. Any size (1..15), one or two k-chunks, one or two planes; one output row per warp.
@@ -310,9 +204,9 @@ uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
 
 }  // namespace
 
-std::vector<std::string> variant_names() { return {"auto", "mma", "direct"}; }
+std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch"}; }
 
-enum class OptPath { MmaFixed, MmaAny, Direct };
+enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct };
 
 struct Filter {
   uint64_t id = 0;
@@ -321,6 +215,9 @@ struct Filter {
   DeviceDivider divider;
   OptPath path = OptPath::Direct;
   int planes = 1, chunks = 1, rows_per_unit = 1;
+  SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
+  unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
+  size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;
   std::string why;  // when auto chose the CUDA cores
   std::vector<int32_t> taps;
@@ -338,12 +235,80 @@ Status with_kernel(const Filter& f, Visit visit) {
       if (f.geo.size == 3)
         return f.planes == 1 ? visit(&convolve_mma_fixed<3, 1, 8>) : visit(&convolve_mma_fixed<3, 2, 4>);
       return f.planes == 1 ? visit(&convolve_mma_fixed<5, 1, 8>) : visit(&convolve_mma_fixed<5, 2, 4>);
+    case OptPath::MmaSmem:
+      if (f.geo.size == 3)
+        return f.planes == 1 ? visit(&convolve_mma_smem<3, 1, 8>) : visit(&convolve_mma_smem<3, 2, 4>);
+      return f.planes == 1 ? visit(&convolve_mma_smem<5, 1, 8>) : visit(&convolve_mma_smem<5, 2, 4>);
+    case OptPath::MmaPrefetch:
+      if (f.geo.size == 3)
+        return f.planes == 1 ? visit(&convolve_mma_prefetch<3, 1, 8>) : visit(&convolve_mma_prefetch<3, 2, 4>);
+      return f.planes == 1 ? visit(&convolve_mma_prefetch<5, 1, 8>) : visit(&convolve_mma_prefetch<5, 2, 4>);
     case OptPath::MmaAny:
       return visit(&convolve_mma_any);
     case OptPath::Direct:
       return visit(&convolve_direct);
   }
   return Status::runtime("filter: unknown path");
+}
+
+// The "smem" variant's tiling (opt_smem.cuh) for the final block size: the ring in dynamic shared
+// memory, the resident blocks per SM for it, and the tile height that spreads the tiles evenly.
+Status plan_smem(Filter* f, int dev) {
+  SmemTiling& t = f->tiling;
+  const int radius = f->geo.radius, rb = f->rows_per_unit;
+  t.warps = f->threads / 32;
+  t.strip_bytes = kUnitBytes * t.warps;
+  t.row_chunks = t.strip_bytes / 16 + 2;
+  t.ring_rows = kSmemStages * rb + 2 * radius;
+  t.strips = (f->geo.row_bytes + t.strip_bytes - 1) / t.strip_bytes;
+  f->smem_bytes = size_t(t.ring_rows) * size_t(ring_row_bytes(t));
+  int optin = 0, sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (f->smem_bytes > size_t(optin))
+    return Status::bad_input("filter variant smem: a ring of " + std::to_string(f->smem_bytes) +
+                             " bytes for " + std::to_string(f->threads) +
+                             " threads exceeds the block's shared memory (" + std::to_string(optin) + ")");
+  int per_sm = 0;
+  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
+    // The most any block size may ask for (the attribute is per kernel, shared by every filter).
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_fn));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel_fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    optin - int(attr.sharedSizeBytes)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads,
+                                                             f->smem_bytes));
+    return Status::Ok();
+  }));
+  if (per_sm < 1) return Status::runtime("filter variant smem: no block of " + std::to_string(f->threads) +
+                                         " threads fits an SM");
+  const long long resident = (long long)per_sm * sms;
+  t.tile_rows = choose_tile_rows(f->geo.height, t.strips, resident, rb, radius);
+  if (const char* e = std::getenv("PARVIS_FILTER_TILE_ROWS")) {  // an experiment's override
+    const int want = std::atoi(e);
+    if (want < 1 || want > 65536)
+      return Status::usage("PARVIS_FILTER_TILE_ROWS must be 1..65536, not '" + std::string(e) + "'");
+    t.tile_rows = (want + rb - 1) / rb * rb;
+  }
+  t.tiles = (long long)t.strips * ((f->geo.height + t.tile_rows - 1) / t.tile_rows);
+  f->persistent_blocks = unsigned(std::min<long long>(t.tiles, resident));
+  return Status::Ok();
+}
+
+// The "prefetch" variant's persistent grid (opt_prefetch.cuh): the blocks that fit the SMs at
+// once, no more than the units need.
+Status plan_prefetch(Filter* f, int dev) {
+  int sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, 0));
+    return Status::Ok();
+  }));
+  if (per_sm < 1) return Status::runtime("filter variant prefetch: no block of " + std::to_string(f->threads) +
+                                         " threads fits an SM");
+  const long long needed = (f->geo.units + f->threads / 32 - 1) / (f->threads / 32);
+  f->persistent_blocks = unsigned(std::min<long long>(needed, (long long)per_sm * sms));
+  return Status::Ok();
 }
 }  // namespace
 
@@ -398,7 +363,10 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   }
   if (mma) {
     const bool fixed = (kernel.size == 3 || kernel.size == 5) && f->chunks == 1;
-    f->path = fixed ? OptPath::MmaFixed : OptPath::MmaAny;
+    f->path = !fixed                ? OptPath::MmaAny
+              : name == "smem"     ? OptPath::MmaSmem
+              : name == "prefetch" ? OptPath::MmaPrefetch
+                                   : OptPath::MmaFixed;
     f->rows_per_unit = fixed ? (f->planes == 1 ? 8 : 4) : 1;
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
@@ -416,6 +384,8 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     f->threads = std::min(f->threads, attr.maxThreadsPerBlock / 32 * 32);
     return Status::Ok();
   }));
+  if (f->path == OptPath::MmaSmem) PARVIS_TRY(plan_smem(f.get(), dev));
+  if (f->path == OptPath::MmaPrefetch) PARVIS_TRY(plan_prefetch(f.get(), dev));
   *out = std::move(f);
   return Status::Ok();
 }
@@ -430,6 +400,7 @@ namespace {
 using FixedFn = void (*)(Geometry, const uint4*, DeviceDivider);
 using AnyFn = void (*)(Geometry, const uint4*, DeviceDivider, int, int);
 using DirectFn = void (*)(Geometry, DeviceDivider);
+using SmemFn = void (*)(Geometry, SmemTiling, const uint4*, DeviceDivider);
 
 Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
   const long long n = (work_threads + f.threads - 1) / f.threads;
@@ -437,9 +408,9 @@ Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
   *blocks = unsigned(n);
   return Status::Ok();
 }
-Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {
-  unsigned blocks = 0;
-  PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
+Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {  // MmaFixed, MmaPrefetch
+  unsigned blocks = f.persistent_blocks;
+  if (f.path != OptPath::MmaPrefetch) PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
   fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
@@ -448,6 +419,11 @@ Status launch_on(const Filter& f, AnyFn fn, cudaStream_t s) {
   unsigned blocks = 0;
   PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
   fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider, f.chunks, f.planes);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+Status launch_on(const Filter& f, SmemFn fn, cudaStream_t s) {
+  fn<<<f.persistent_blocks, f.threads, f.smem_bytes, s>>>(f.geo, f.tiling, f.frags.get(), f.divider);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -482,6 +458,15 @@ std::string filter_describe(const Filter* f) {
     case OptPath::MmaFixed:
       s = "mma k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) + " rows " +
           std::to_string(f->rows_per_unit);
+      break;
+    case OptPath::MmaSmem:
+      s = "mma-smem k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +
+          " rows " + std::to_string(f->rows_per_unit) + " tile " + std::to_string(f->tiling.tile_rows) +
+          " strip " + std::to_string(f->tiling.strip_bytes) + " grid " + std::to_string(f->persistent_blocks);
+      break;
+    case OptPath::MmaPrefetch:
+      s = "mma-prefetch k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +
+          " rows " + std::to_string(f->rows_per_unit) + " grid " + std::to_string(f->persistent_blocks);
       break;
     case OptPath::MmaAny:
       s = "mma-any k" + std::to_string(f->geo.size) + " chunks " + std::to_string(f->chunks) +

@@ -1,28 +1,67 @@
 #!/usr/bin/env bash
 # tests/gpu/filter.sh LOGDIR — the convolution filter on the CUDA versions (called by
 # tests/gpu_check.sh after the build; see tests/gpu/lib.sh for the contract):
-#   1. ./test seq cuda-naive cuda-opt on every filter case (filter.cases, filter_exact.cases: each
-#      output equals seq's bit for bit; the selftest also checks that every variant equals the
-#      default), then the filter-cs and filter-custom cases again with the other variants:
-#      cuda-naive's vectorized kernel (PARVIS_FILTER_VARIANT=vec) and cuda-opt's CUDA-core kernel
-#      (=direct) -- a subset, to stay within ~4 minutes (a CUDA process starts in ~0.3 s)
+#   1. ./test seq cuda-naive and ./test seq cuda-opt on every filter case (filter.cases,
+#      filter_exact.cases: each output equals seq's bit for bit; the selftest also checks that
+#      every variant equals the default), every filter case again on cuda-opt with each of
+#      OPT_VARIANTS (default "smem prefetch": PARVIS_FILTER_VARIANT=smem, the shared-memory
+#      cp.async pipeline of cuda/filter/opt_smem.cuh, and =prefetch, the persistent warps of
+#      cuda/filter/opt_prefetch.cuh),
+#      and the filter-cs and filter-custom cases with the other variants: cuda-naive's vectorized
+#      kernel (=vec) and cuda-opt's CUDA-core kernel (=direct);
 #   2. compute-sanitizer memcheck (leak check) and racecheck on the filter-cs cases (tiny and odd
-#      sizes, custom kernels reaching every path) of both versions, side by side
-#   3. bench/run_filter.sh on the CUDA versions and the peers (CuPy, PyTorch, OpenCV), the
-#      threads-per-block sweep included; its tables go to LOGDIR/bench-filter.txt
+#      sizes, custom kernels reaching every path) of both versions and of each of OPT_VARIANTS;
+#      the runs of 1 and 2 go side by side (separate WORK folders), after the test data is made;
+#   3. the host emulation of the smem kernel's data movement (tests/cuda/filter_smem_emulate.cu);
+#   4. bench/filter_variants.sh: cuda-opt's variants on the issue's workloads (8K and 4K RGB,
+#      gaussian and unsharp, 3x3 and 5x5; compute only) and their block-size sweep, into
+#      LOGDIR/bench-filter-variants.txt (printed). With FILTER_FULL_BENCH=1 also the full
+#      bench/run_filter.sh (every resolution and kernel, the peers; several minutes) into
+#      LOGDIR/bench-filter.txt.
+# About 2-3 minutes on an H100 without the full bench (the longest run, ~245 cuda-opt processes,
+# sets the pace; it takes 37 s here without a GPU, every CUDA case skipped).
 set -u
 LOG=$1
 . tests/gpu/lib.sh
-gpu_test test-filter -- seq cuda-naive cuda-opt --only filter
-gpu_test test-filter-naive-vec PARVIS_FILTER_VARIANT=vec -- cuda-naive --only filter-c
-gpu_test test-filter-opt-direct PARVIS_FILTER_VARIANT=direct -- cuda-opt --only filter-c
+OPT_VARIANTS=${OPT_VARIANTS:-"smem prefetch"}
+
+# The test data, once, before the runs side by side (each would otherwise make it).
+WORK=build/test-filter-data ./test --no-build seq --only no-such-case >/dev/null 2>&1
+
 pids=()
+gpu_test test-filter-naive -- seq cuda-naive --only filter & pids+=($!)
+gpu_test test-filter -- seq cuda-opt --only filter & pids+=($!)
+gpu_test test-filter-naive-vec PARVIS_FILTER_VARIANT=vec -- cuda-naive --only filter-c & pids+=($!)
+gpu_test test-filter-opt-direct PARVIS_FILTER_VARIANT=direct -- cuda-opt --only filter-c & pids+=($!)
+for v in $OPT_VARIANTS; do
+  gpu_test "test-filter-opt-$v" PARVIS_FILTER_VARIANT="$v" -- seq cuda-opt --only filter & pids+=($!)
+done
 for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v filter-cs & pids+=($!)
   gpu_sanitize racecheck $v filter-cs & pids+=($!)
 done
+for v in $OPT_VARIANTS; do
+  PARVIS_FILTER_VARIANT=$v gpu_sanitize memcheck cuda-opt filter-cs "$v" & pids+=($!)
+  PARVIS_FILTER_VARIANT=$v gpu_sanitize racecheck cuda-opt filter-cs "$v" & pids+=($!)
+done
 wait "${pids[@]}"
 
-VERSIONS="cuda-naive cuda-opt" bench/run_filter.sh --seconds 0.2 >"$LOG/bench-filter.txt" 2>"$LOG/bench-filter.err"
-echo "bench filter: exit $?"
-sed -n '/^targets/,$p' "$LOG/bench-filter.txt"
+emu=$LOG/test-filter-smem-emulate.log
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_smem_emulate.cu -o build/filter_smem_emulate \
+     >"$emu" 2>&1 && build/filter_smem_emulate >>"$emu" 2>&1; then
+  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+else
+  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+fi
+echo "test-filter-smem-emulate: $(tail -n1 "$emu")"
+
+bench/filter_variants.sh auto $OPT_VARIANTS >"$LOG/bench-filter-variants.txt" 2>&1
+echo "bench filter variants: exit $?"
+cat "$LOG/bench-filter-variants.txt"
+
+if [ -n "${FILTER_FULL_BENCH:-}" ]; then
+  VERSIONS="cuda-naive cuda-opt" bench/run_filter.sh --seconds 0.2 >"$LOG/bench-filter.txt" 2>"$LOG/bench-filter.err"
+  echo "bench filter: exit $?"
+  sed -n '/^targets/,$p' "$LOG/bench-filter.txt"
+fi

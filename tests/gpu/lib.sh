@@ -16,11 +16,12 @@ gpu_test() {
   grep -E '^FAIL' "$LOG/$name.log" | head -n 20
 }
 
-# gpu_sanitize TOOL VERSION PATTERN: the cases matching PATTERN on VERSION under
+# gpu_sanitize TOOL VERSION PATTERN [TAG]: the cases matching PATTERN on VERSION under
 # compute-sanitizer TOOL (tests/sanitize.sh: memcheck with the leak check, racecheck, ...).
+# TAG (e.g. the variant set in the environment) keeps the logs of runs of the same cases apart.
 gpu_sanitize() {
   local tool=$1 v=$2 pattern=$3
-  local name=$tool-$v-$pattern dir=$LOG/cs-$tool-$v-$pattern
+  local name=$tool-$v-$pattern${4:+-$4} dir=$LOG/cs-$tool-$v-$pattern${4:+-$4}
   rm -rf "$dir" && mkdir -p "$dir"
   WORK=build/test-$name CUDA_RUNNER="tests/sanitize.sh $tool $dir" ./test "$v" --no-build --only "$pattern" >"$LOG/$name.log" 2>&1
   local reports; reports=$(cat "$dir"/*.log 2>/dev/null | grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]|SYNCCHECK SUMMARY: [1-9]|INITCHECK SUMMARY: [1-9]')

@@ -1,0 +1,335 @@
+// Integral image, cuda-opt, variant "lookback" (PARVIS_INTEGRAL_VARIANT=lookback; opt.cu picks
+// it): one kernel, one pass over the data — every u8 read once, every output written once.
+//
+// Floor (H100, HBM3 ~3.0 TB/s): u8 -> u64 reads 1 byte and writes 8 a pixel: 10000^2 0.30 ms,
+// 40000^2 4.8 ms, 60000^2 10.8 ms. This variant adds 16/H bytes a pixel of scratch written (the
+// aggregates and inclusive prefixes below, H = 32: 0.5 B) and about as much read back (mostly
+// from L2), i.e. ~10% over the floor at best.
+//
+// Layout: the band's rows are cut into bands of H rows (H = 32, or 16 with
+// PARVIS_INTEGRAL_LB_ROWS=16); one block of 256 threads walks one band left to right in tiles of
+// H rows x 512 columns, 2 adjacent columns a thread (2-byte loads of the input, 16-byte stores of
+// two u64/f64 outputs, 8-byte of two u32: each warp store covers 256 or 512 contiguous bytes).
+// At most 80 registers (3 blocks an SM: 396 resident on an H100, every band of 10000^2 at once).
+// Blocks take their band from an atomic ticket, not blockIdx, so a band only ever waits for bands
+// that have already started (are resident or done): no deadlock under any scheduling.
+// Per tile (band ty, tile tx, columns x):
+//   1. D(x): the band's integral at its last row, x within the tile = lb (the band's sum left of
+//      the tile, a scalar carried from tile to tile) + the block scan of the tile's column totals.
+//   2. publish D as the tile's aggregate (agg[ty][x], flag AGGREGATE); band 0 publishes
+//      above[x] + D directly as its inclusive prefix (inc[0][x], flag INCLUSIVE).
+//   3. decoupled look-back (warp 0, 32 bands above at a time, the flags read with volatile loads,
+//      the values with L2 loads after a fence): C(x) = I(y0 - 1, x) = the aggregates of the bands
+//      above up to the nearest inclusive prefix, plus that prefix. Publish inc[ty][x] = C + D
+//      (flag INCLUSIVE) before writing the outputs, so bands below wait as little as possible.
+//      The next tile's input is loaded meanwhile (registers).
+//   4. rows: per row, the running column sums k(x) of the tile (u32), one block scan gives the
+//      tile-local 2D sum S(y, x); out(y, x) = C(x) + L(y) + S(y, x), L(y) = the band's integral
+//      at row y left of the tile (per row, u64 in shared memory, carried from tile to tile).
+// Exactness: S and the column sums fit u32 (H * 512 * 255^2 < 2^32); C, D, L and every sum of
+// them are u64 until the store, which narrows to the output type (u32 only where check_type
+// allows it; f64 exact below 2^53).
+// The pieces that are not warp/block primitives are __host__ __device__ so that
+// tests/cuda/integral_emulate.cu runs them on the host.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include "common.cuh"
+#include "scan.cuh"
+
+namespace parvis::integral::lookback {
+
+constexpr int kThreads = 256, kWarps = kThreads / 32, kTileW = 2 * kThreads;
+constexpr uint32_t kAggregate = 1, kInclusive = 2;  // a tile's flag (0: nothing yet)
+
+struct Geom {
+  int64_t w, rows, h, ntx, nbands;  // h: rows a band
+};
+__host__ __device__ inline Geom make_geom(int64_t w, int64_t rows, int h) {
+  return Geom{w, rows, h, (w + kTileW - 1) / kTileW, (rows + h - 1) / h};
+}
+
+// Scratch: [ticket, padding to 256 B][flags nbands x ntx][agg nbands x w][inc nbands x w].
+struct Scratch {
+  uint32_t* ticket;
+  uint32_t* flags;
+  uint64_t* agg;
+  uint64_t* inc;
+};
+inline uint64_t flag_bytes(const Geom& g) { return (256 + uint64_t(g.nbands * g.ntx) * 4 + 255) / 256 * 256; }
+inline uint64_t scratch_bytes(const Geom& g) { return flag_bytes(g) + 2 * uint64_t(g.nbands * g.w) * 8; }
+inline Scratch carve(unsigned char* base, const Geom& g) {
+  Scratch s;
+  s.ticket = reinterpret_cast<uint32_t*>(base);
+  s.flags = s.ticket + 64;
+  s.agg = reinterpret_cast<uint64_t*>(base + flag_bytes(g));
+  s.inc = s.agg + g.nbands * g.w;
+  return s;
+}
+
+// Rows a band: PARVIS_INTEGRAL_LB_ROWS (16 or 32; default 32); 0 for any other value.
+inline int band_rows_from_env() {
+  const char* e = std::getenv("PARVIS_INTEGRAL_LB_ROWS");
+  if (!e || !*e) return 32;
+  if (std::strcmp(e, "16") == 0) return 16;
+  if (std::strcmp(e, "32") == 0) return 32;
+  return 0;
+}
+
+// Register arrays indexed by constants on the device (the host pass has no #pragma unroll).
+#ifndef PARVIS_UNROLL
+#ifdef __CUDA_ARCH__
+#define PARVIS_UNROLL _Pragma("unroll")
+#else
+#define PARVIS_UNROLL
+#endif
+#endif
+
+template <typename U>
+__host__ __device__ __forceinline__ U ldg(const U* p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+// The tile's input for the thread's columns x, x + 1: rows y0 .. y0 + H - 1 (0 outside the image),
+// two rows a word: byte 2 * (r & 1) + j of q[r / 2] is pixel (y0 + r, x + j).
+template <int H, bool Vec>
+__host__ __device__ __forceinline__ void load_tile(const uint8_t* in, const Geom& g, int64_t y0, int64_t x,
+                                                   uint32_t (&q)[H / 2]) {
+PARVIS_UNROLL
+  for (int i = 0; i < H / 2; ++i) {
+    uint32_t v = 0;
+PARVIS_UNROLL
+    for (int half = 0; half < 2; ++half) {
+      const int64_t y = y0 + 2 * i + half;
+      uint32_t pair = 0;
+      if (y < g.rows && x < g.w) {
+        const uint8_t* p = in + y * g.w + x;
+        if (Vec) pair = ldg(reinterpret_cast<const unsigned short*>(p));  // w, x even: aligned
+        else pair = uint32_t(ldg(p)) | (x + 1 < g.w ? uint32_t(ldg(p + 1)) << 8 : 0u);
+      }
+      v |= pair << (16 * half);
+    }
+    q[i] = v;
+  }
+}
+
+// Pixel (row r of the tile, column x + j), squared when asked: at most 255^2.
+__host__ __device__ __forceinline__ uint32_t pixel(const uint32_t* q, int r, int j, bool squared) {
+  const uint32_t p = (q[r >> 1] >> (16 * (r & 1) + 8 * j)) & 0xffu;
+  return squared ? p * p : p;
+}
+
+// Two outputs (x, x + 1) of one row, narrowed to T. Vec: w even (so x + 1 < w and the pair is
+// 2 * sizeof(T)-aligned).
+template <typename T, bool Vec>
+__host__ __device__ __forceinline__ void store_pair(T* p, int64_t x, int64_t w, uint64_t a, uint64_t b) {
+  if (Vec) {
+    if constexpr (sizeof(T) == 4) {
+      *reinterpret_cast<uint2*>(p) = make_uint2(uint32_t(a), uint32_t(b));
+    } else if constexpr (std::is_same<T, double>::value) {
+      *reinterpret_cast<double2*>(p) = make_double2(double(a), double(b));
+    } else {
+      *reinterpret_cast<ulonglong2*>(p) = make_ulonglong2(a, b);
+    }
+  } else {
+    if (x < w) p[0] = T(a);
+    if (x + 1 < w) p[1] = T(b);
+  }
+}
+
+// Adds the scratch pair at p (x, x + 1) to *a, *b: through L2 (never a stale L1 line), since
+// other blocks wrote it during this kernel.
+template <bool Vec>
+__host__ __device__ __forceinline__ void add_pair_l2(const uint64_t* p, int64_t x, int64_t w, uint64_t* a,
+                                                     uint64_t* b) {
+#ifdef __CUDA_ARCH__
+  if (Vec) {
+    const ulonglong2 v = __ldcg(reinterpret_cast<const ulonglong2*>(p));
+    *a += v.x;
+    *b += v.y;
+  } else {
+    if (x < w) *a += __ldcg(reinterpret_cast<const unsigned long long*>(p));
+    if (x + 1 < w) *b += __ldcg(reinterpret_cast<const unsigned long long*>(p) + 1);
+  }
+#else
+  if (x < w) *a += p[0];
+  if (x + 1 < w) *b += p[1];
+#endif
+}
+
+// The look-back's decision over a window of 32 bands above (bit l: band ty - 1 - l, its flag
+// nonzero / INCLUSIVE): the number of bands to sum (the last one's inclusive prefix when
+// `inclusive`), or 0: wait (a band in between has published nothing yet).
+struct Window {
+  int count;
+  bool inclusive;
+};
+__host__ __device__ inline Window decide(uint32_t nonzero, uint32_t inclusive) {
+  if (inclusive) {
+#ifdef __CUDA_ARCH__
+    const int s = __ffs(inclusive) - 1;
+#else
+    const int s = __builtin_ctz(inclusive);
+#endif
+    const uint32_t need = s == 31 ? ~0u : (2u << s) - 1;
+    return (nonzero & need) == need ? Window{s + 1, true} : Window{0, false};
+  }
+  return nonzero == ~0u ? Window{32, false} : Window{0, false};
+}
+
+// Exclusive block scan of u32 (one __syncthreads; `buf` alternates the two slots so that the next
+// scan may start right after), *total the block's sum.
+__device__ __forceinline__ uint32_t block_excl(uint32_t v, uint32_t (*tot)[kWarps], int* buf, uint32_t* total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t incl = cuda::warp_inclusive_sum(v);
+  if (lane == 31) tot[*buf][warp] = incl;
+  __syncthreads();
+  const uint4 lo = reinterpret_cast<const uint4*>(tot[*buf])[0], hi = reinterpret_cast<const uint4*>(tot[*buf])[1];
+  const uint32_t t[kWarps] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  uint32_t off = incl - v, sum = 0;
+#pragma unroll
+  for (int k = 0; k < kWarps; ++k) {
+    off += k < warp ? t[k] : 0u;
+    sum += t[k];
+  }
+  *total = sum;
+  *buf ^= 1;
+  return off;
+}
+
+__device__ __forceinline__ void publish_flag(uint32_t* flag, uint32_t v) {
+  __threadfence();  // every thread's values before the flag
+  __syncthreads();
+  if (threadIdx.x == 0) *reinterpret_cast<volatile uint32_t*>(flag) = v;
+}
+
+// C(x) of band ty > 0, tile tx (see the header): *c0, *c1 += the look-back's sum.
+template <bool Vec>
+__device__ __forceinline__ void look_back(const Geom& g, const Scratch& s, int64_t ty, int64_t tx, int64_t x,
+                                          uint32_t* s_look, uint64_t* c0, uint64_t* c1) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int64_t pred = ty - 1;
+  for (;;) {
+    if (warp == 0) {
+      const int64_t b = pred - lane;
+      Window win;
+      for (;;) {
+        const uint32_t f = b >= 0 ? *reinterpret_cast<const volatile uint32_t*>(s.flags + b * g.ntx + tx) : 0u;
+        win = decide(__ballot_sync(0xffffffffu, f != 0), __ballot_sync(0xffffffffu, f == kInclusive));
+        if (win.count) break;
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(100);
+#endif
+      }
+      __threadfence();  // the flags seen before the values read below
+      if (lane == 0) *s_look = uint32_t(win.count) | (win.inclusive ? 0x100u : 0u);
+    }
+    __syncthreads();
+    const uint32_t look = *s_look;
+    const int n = int(look & 0xffu);
+    const bool incl = (look >> 8) != 0;
+#pragma unroll 4
+    for (int k = 0; k < n; ++k) {
+      const uint64_t* src = (incl && k == n - 1 ? s.inc : s.agg) + (pred - k) * g.w + x;
+      add_pair_l2<Vec>(src, x, g.w, c0, c1);
+    }
+    __syncthreads();  // *s_look is written again
+    if (incl) return;
+    pred -= n;
+  }
+}
+
+template <typename T, int H, bool Vec>
+__global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __restrict__ in, T* __restrict__ out,
+                                                        const T* __restrict__ above, Geom g, bool squared,
+                                                        Scratch s) {
+  static_assert(uint64_t(H) * kTileW * 255 * 255 < (uint64_t(1) << 32), "tile sums must fit u32");
+  __shared__ __align__(16) uint32_t tot[2][kWarps];
+  __shared__ uint64_t left[2][H];  // L(y) of the tile, by tile parity
+  __shared__ uint32_t s_band, s_look;
+  const int tid = threadIdx.x;
+  if (tid == 0) s_band = atomicAdd(s.ticket, 1u);
+  if (tid < H) left[0][tid] = 0;
+  __syncthreads();
+  const int64_t ty = s_band, y0 = ty * H;
+  const int nr = int(min(int64_t(H), g.rows - y0));
+  int buf = 0;
+  uint64_t lb = 0;
+  uint32_t q[H / 2], qn[H / 2];
+  load_tile<H, Vec>(in, g, y0, 2 * tid, q);
+  for (int64_t tx = 0; tx < g.ntx; ++tx) {
+    const int64_t x = tx * kTileW + 2 * tid;
+    const int par = int(tx & 1);
+    // 1. D(x): the tile's column totals (rows past nr are 0), scanned, plus lb.
+    uint32_t k0 = 0, k1 = 0;
+#pragma unroll
+    for (int r = 0; r < H; ++r) {
+      k0 += pixel(q, r, 0, squared);
+      k1 += pixel(q, r, 1, squared);
+    }
+    uint32_t total;
+    const uint32_t ex = block_excl(k0 + k1, tot, &buf, &total);
+    const uint64_t d0 = lb + ex + k0, d1 = d0 + k1;
+    lb += total;
+    // 2. publish; band 0's prefix is final (plus the previous band's last row, `above`).
+    uint64_t c0 = 0, c1 = 0;
+    if (ty == 0) {
+      if (above) {
+        if (x < g.w) c0 = uint64_t(above[x]);
+        if (x + 1 < g.w) c1 = uint64_t(above[x + 1]);
+      }
+      if (x < g.w) store_pair<uint64_t, Vec>(s.inc + x, x, g.w, c0 + d0, c1 + d1);
+      publish_flag(s.flags + tx, kInclusive);
+    } else {
+      if (x < g.w) store_pair<uint64_t, Vec>(s.agg + ty * g.w + x, x, g.w, d0, d1);
+      publish_flag(s.flags + ty * g.ntx + tx, kAggregate);
+    }
+    // The next tile's input, in flight during the look-back and the rows.
+    if (tx + 1 < g.ntx) load_tile<H, Vec>(in, g, y0, x + kTileW, qn);
+    // 3. look-back.
+    if (ty > 0) {
+      look_back<Vec>(g, s, ty, tx, x, &s_look, &c0, &c1);
+      if (x < g.w) store_pair<uint64_t, Vec>(s.inc + ty * g.w + x, x, g.w, c0 + d0, c1 + d1);
+      publish_flag(s.flags + ty * g.ntx + tx, kInclusive);
+    }
+    // 4. rows.
+    k0 = k1 = 0;
+#pragma unroll
+    for (int r = 0; r < H; ++r) {
+      if (r >= nr) break;  // the same for the whole block
+      k0 += pixel(q, r, 0, squared);
+      k1 += pixel(q, r, 1, squared);
+      uint32_t row_total;
+      const uint32_t e = block_excl(k0 + k1, tot, &buf, &row_total);
+      const uint64_t l = left[par][r];
+      if (x < g.w) store_pair<T, Vec>(out + (y0 + r) * g.w + x, x, g.w, c0 + l + e + k0, c1 + l + e + k0 + k1);
+      if (tid == 0) left[par ^ 1][r] = l + row_total;
+    }
+#pragma unroll
+    for (int i = 0; i < H / 2; ++i) q[i] = qn[i];
+  }
+}
+
+// One band of the driver (driver.cuh's K::band): out = above + the band's integral.
+template <typename T, int H>
+Status run(const uint8_t* in, T* out, const T* above, int64_t w, int64_t rows, bool squared,
+           unsigned char* scratch, cudaStream_t stream) {
+  const Geom g = make_geom(w, rows, H);
+  const Scratch s = carve(scratch, g);
+  CUDA_CHECK(cudaMemsetAsync(scratch, 0, size_t(flag_bytes(g)), stream));  // ticket and flags
+  if (w % 2 == 0) band_kernel<T, H, true><<<unsigned(g.nbands), kThreads, 0, stream>>>(in, out, above, g, squared, s);
+  else band_kernel<T, H, false><<<unsigned(g.nbands), kThreads, 0, stream>>>(in, out, above, g, squared, s);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+}  // namespace parvis::integral::lookback

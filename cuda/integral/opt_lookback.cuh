@@ -152,7 +152,8 @@ template <bool Vec>
 __host__ __device__ __forceinline__ void add_pair_l2(const uint64_t* p, int64_t x, int64_t w, uint64_t* a,
                                                      uint64_t* b) {
 #ifdef __CUDA_ARCH__
-  if (Vec) {
+  if (Vec) {  // w even: x < w covers x + 1
+    if (x >= w) return;
     const ulonglong2 v = __ldcg(reinterpret_cast<const ulonglong2*>(p));
     *a += v.x;
     *b += v.y;

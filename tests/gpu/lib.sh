@@ -18,9 +18,11 @@ gpu_test() {
 
 # gpu_sanitize TOOL VERSION PATTERN: the cases matching PATTERN on VERSION under
 # compute-sanitizer TOOL (tests/sanitize.sh: memcheck with the leak check, racecheck, ...).
+# GPU_TAG=T (environment) adds -T to the log names: the same cases under another setting, e.g.
+# GPU_TAG=lookback PARVIS_INTEGRAL_VARIANT=lookback gpu_sanitize memcheck cuda-opt integral-cs.
 gpu_sanitize() {
   local tool=$1 v=$2 pattern=$3
-  local name=$tool-$v-$pattern dir=$LOG/cs-$tool-$v-$pattern
+  local name=$tool-$v-$pattern${GPU_TAG:+-$GPU_TAG} dir=$LOG/cs-$tool-$v-$pattern${GPU_TAG:+-$GPU_TAG}
   rm -rf "$dir" && mkdir -p "$dir"
   WORK=build/test-$name CUDA_RUNNER="tests/sanitize.sh $tool $dir" ./test "$v" --no-build --only "$pattern" >"$LOG/$name.log" 2>&1
   local reports; reports=$(cat "$dir"/*.log 2>/dev/null | grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]|SYNCCHECK SUMMARY: [1-9]|INITCHECK SUMMARY: [1-9]')

@@ -26,6 +26,7 @@
 //   4. rows: per row, the running column sums k(x) of the tile (u32), one block scan gives the
 //      tile-local 2D sum S(y, x); out(y, x) = C(x) + L(y) + S(y, x), L(y) = the band's integral
 //      at row y left of the tile (per row, u64 in shared memory, carried from tile to tile).
+//      Four rows' scans at a time: four independent shuffle chains, one barrier.
 // Exactness: S and the column sums fit u32 (H * 512 * 255^2 < 2^32); C, D, L and every sum of
 // them are u64 until the store, which narrows to the output type (u32 only where check_type
 // allows it; f64 exact below 2^53).
@@ -45,6 +46,7 @@
 namespace parvis::integral::lookback {
 
 constexpr int kThreads = 256, kWarps = kThreads / 32, kTileW = 2 * kThreads;
+constexpr int kRowGroup = 4;  // rows scanned together (one barrier, 4 independent shuffle chains)
 constexpr uint32_t kAggregate = 1, kInclusive = 2;  // a tile's flag (0: nothing yet)
 
 struct Geom {
@@ -187,24 +189,33 @@ __host__ __device__ inline Window decide(uint32_t nonzero, uint32_t inclusive) {
   return nonzero == ~0u ? Window{32, false} : Window{0, false};
 }
 
-// Exclusive block scan of u32 (one __syncthreads; `buf` alternates the two slots so that the next
-// scan may start right after), *total the block's sum.
-__device__ __forceinline__ uint32_t block_excl(uint32_t v, uint32_t (*tot)[kWarps], int* buf, uint32_t* total) {
+// N exclusive block scans of u32 at once (N independent shuffle chains, one __syncthreads; `buf`
+// alternates the two slots so that the next call may start right after): ex[i], total[i].
+template <int N>
+__device__ __forceinline__ void block_excl(const uint32_t (&v)[N], uint32_t (*tot)[kRowGroup][kWarps], int* buf,
+                                           uint32_t (&ex)[N], uint32_t (&total)[N]) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const uint32_t incl = cuda::warp_inclusive_sum(v);
-  if (lane == 31) tot[*buf][warp] = incl;
-  __syncthreads();
-  const uint4 lo = reinterpret_cast<const uint4*>(tot[*buf])[0], hi = reinterpret_cast<const uint4*>(tot[*buf])[1];
-  const uint32_t t[kWarps] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  uint32_t off = incl - v, sum = 0;
+  uint32_t incl[N];
 #pragma unroll
-  for (int k = 0; k < kWarps; ++k) {
-    off += k < warp ? t[k] : 0u;
-    sum += t[k];
+  for (int i = 0; i < N; ++i) incl[i] = cuda::warp_inclusive_sum(v[i]);  // independent: interleaved
+  if (lane == 31)
+#pragma unroll
+    for (int i = 0; i < N; ++i) tot[*buf][i][warp] = incl[i];
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint4 lo = reinterpret_cast<const uint4*>(tot[*buf][i])[0], hi = reinterpret_cast<const uint4*>(tot[*buf][i])[1];
+    const uint32_t t[kWarps] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    uint32_t off = incl[i] - v[i], sum = 0;
+#pragma unroll
+    for (int k = 0; k < kWarps; ++k) {
+      off += k < warp ? t[k] : 0u;
+      sum += t[k];
+    }
+    ex[i] = off;
+    total[i] = sum;
   }
-  *total = sum;
   *buf ^= 1;
-  return off;
 }
 
 __device__ __forceinline__ void publish_flag(uint32_t* flag, uint32_t v) {
@@ -254,7 +265,8 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
                                                         const T* __restrict__ above, Geom g, bool squared,
                                                         Scratch s) {
   static_assert(uint64_t(H) * kTileW * 255 * 255 < (uint64_t(1) << 32), "tile sums must fit u32");
-  __shared__ __align__(16) uint32_t tot[2][kWarps];
+  static_assert(H % kRowGroup == 0, "whole row groups");
+  __shared__ __align__(16) uint32_t tot[2][kRowGroup][kWarps];
   __shared__ uint64_t left[2][H];  // L(y) of the tile, by tile parity
   __shared__ uint32_t s_band, s_look;
   const int tid = threadIdx.x;
@@ -277,10 +289,11 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
       k0 += pixel(q, r, 0, squared);
       k1 += pixel(q, r, 1, squared);
     }
-    uint32_t total;
-    const uint32_t ex = block_excl(k0 + k1, tot, &buf, &total);
-    const uint64_t d0 = lb + ex + k0, d1 = d0 + k1;
-    lb += total;
+    const uint32_t colsum[1] = {k0 + k1};
+    uint32_t ex[1], total[1];
+    block_excl<1>(colsum, tot, &buf, ex, total);
+    const uint64_t d0 = lb + ex[0] + k0, d1 = d0 + k1;
+    lb += total[0];
     // 2. publish; band 0's prefix is final (plus the previous band's last row, `above`).
     uint64_t c0 = 0, c1 = 0;
     if (ty == 0) {
@@ -303,17 +316,28 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
       publish_flag(s.flags + ty * g.ntx + tx, kInclusive);
     }
     // 4. rows.
+    //    kRowGroup rows at a time (rows past nr: zero pixels, not stored).
     k0 = k1 = 0;
 #pragma unroll
-    for (int r = 0; r < H; ++r) {
-      if (r >= nr) break;  // the same for the whole block
-      k0 += pixel(q, r, 0, squared);
-      k1 += pixel(q, r, 1, squared);
-      uint32_t row_total;
-      const uint32_t e = block_excl(k0 + k1, tot, &buf, &row_total);
-      const uint64_t l = left[par][r];
-      if (x < g.w) store_pair<T, Vec>(out + (y0 + r) * g.w + x, x, g.w, c0 + l + e + k0, c1 + l + e + k0 + k1);
-      if (tid == 0) left[par ^ 1][r] = l + row_total;
+    for (int r0 = 0; r0 < H; r0 += kRowGroup) {
+      if (r0 >= nr) break;  // the same for the whole block
+      uint32_t a0[kRowGroup], a[kRowGroup], e[kRowGroup], row_total[kRowGroup];
+#pragma unroll
+      for (int i = 0; i < kRowGroup; ++i) {
+        k0 += pixel(q, r0 + i, 0, squared);
+        k1 += pixel(q, r0 + i, 1, squared);
+        a0[i] = k0;
+        a[i] = k0 + k1;
+      }
+      block_excl<kRowGroup>(a, tot, &buf, e, row_total);
+#pragma unroll
+      for (int i = 0; i < kRowGroup; ++i) {
+        const int r = r0 + i;
+        if (r >= nr) break;
+        const uint64_t l = left[par][r];
+        if (x < g.w) store_pair<T, Vec>(out + (y0 + r) * g.w + x, x, g.w, c0 + l + e[i] + a0[i], c1 + l + e[i] + a[i]);
+        if (tid == 0) left[par ^ 1][r] = l + row_total[i];
+      }
     }
 #pragma unroll
     for (int i = 0; i < H / 2; ++i) q[i] = qn[i];

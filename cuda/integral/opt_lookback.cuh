@@ -10,7 +10,8 @@
 // PARVIS_INTEGRAL_LB_ROWS=16); one block of 256 threads walks one band left to right in tiles of
 // H rows x 512 columns, 2 adjacent columns a thread (2-byte loads of the input, 16-byte stores of
 // two u64/f64 outputs, 8-byte of two u32: each warp store covers 256 or 512 contiguous bytes).
-// At most 80 registers (3 blocks an SM: 396 resident on an H100, every band of 10000^2 at once).
+// At most 80 registers (3 blocks an SM: 396 resident on an H100, every band of 10000^2 at once;
+// H = 32 spills ~140 bytes a thread outside the row loop, H = 16 next to none).
 // Blocks take their band from an atomic ticket, not blockIdx, so a band only ever waits for bands
 // that have already started (are resident or done): no deadlock under any scheduling.
 // Per tile (band ty, tile tx, columns x):
@@ -21,8 +22,9 @@
 //   3. decoupled look-back (warp 0, 32 bands above at a time, the flags read with volatile loads,
 //      the values with L2 loads after a fence): C(x) = I(y0 - 1, x) = the aggregates of the bands
 //      above up to the nearest inclusive prefix, plus that prefix. Publish inc[ty][x] = C + D
-//      (flag INCLUSIVE) before writing the outputs, so bands below wait as little as possible.
-//      The next tile's input is loaded meanwhile (registers).
+//      (flag INCLUSIVE) before writing the outputs, so bands below wait as little as possible,
+//      together with steps 1-2 of the next tile (its input loaded during the look-back): one
+//      __threadfence a tile (it waits for the thread's output stores still in flight).
 //   4. rows: per row, the running column sums k(x) of the tile (u32), one block scan gives the
 //      tile-local 2D sum S(y, x); out(y, x) = C(x) + L(y) + S(y, x), L(y) = the band's integral
 //      at row y left of the tile (per row, u64 in shared memory, carried from tile to tile).
@@ -218,10 +220,44 @@ __device__ __forceinline__ void block_excl(const uint32_t (&v)[N], uint32_t (*to
   *buf ^= 1;
 }
 
-__device__ __forceinline__ void publish_flag(uint32_t* flag, uint32_t v) {
-  __threadfence();  // every thread's values before the flag
+// Sets up to two flags (null: none) once every thread's values stored before are visible.
+__device__ __forceinline__ void publish_flags(uint32_t* fa, uint32_t va, uint32_t* fb, uint32_t vb) {
+  __threadfence();  // every thread's values before the flags
   __syncthreads();
-  if (threadIdx.x == 0) *reinterpret_cast<volatile uint32_t*>(flag) = v;
+  if (threadIdx.x == 0) {
+    if (fa) *reinterpret_cast<volatile uint32_t*>(fa) = va;
+    if (fb) *reinterpret_cast<volatile uint32_t*>(fb) = vb;
+  }
+}
+
+// The thread's two column totals of a tile (rows past the image are 0).
+template <int H>
+__host__ __device__ __forceinline__ void column_totals(const uint32_t* q, bool squared, uint32_t* k0, uint32_t* k1) {
+  *k0 = *k1 = 0;
+  PARVIS_UNROLL
+  for (int r = 0; r < H; ++r) {
+    *k0 += pixel(q, r, 0, squared);
+    *k1 += pixel(q, r, 1, squared);
+  }
+}
+
+// Stores the tile's first publication at columns x (x < w): band 0's inclusive prefix
+// (above[x] + D, *c the above part), any other band's aggregate D.
+template <typename T, bool Vec>
+__host__ __device__ __forceinline__ void store_first(const Scratch& s, const T* above, int64_t ty, int64_t x,
+                                                     int64_t w, uint64_t d0, uint64_t d1, uint64_t* c0,
+                                                     uint64_t* c1) {
+  *c0 = *c1 = 0;
+  if (x >= w) return;
+  if (ty == 0) {
+    if (above) {
+      *c0 = uint64_t(above[x]);
+      if (x + 1 < w) *c1 = uint64_t(above[x + 1]);
+    }
+    store_pair<uint64_t, Vec>(s.inc + x, x, w, *c0 + d0, *c1 + d1);
+  } else {
+    store_pair<uint64_t, Vec>(s.agg + ty * w + x, x, w, d0, d1);
+  }
 }
 
 // C(x) of band ty > 0, tile tx (see the header): *c0, *c1 += the look-back's sum.
@@ -278,46 +314,48 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
   int buf = 0;
   uint64_t lb = 0;
   uint32_t q[H / 2], qn[H / 2];
-  load_tile<H, Vec>(in, g, y0, 2 * tid, q);
-  for (int64_t tx = 0; tx < g.ntx; ++tx) {
-    const int64_t x = tx * kTileW + 2 * tid;
-    const int par = int(tx & 1);
-    // 1. D(x): the tile's column totals (rows past nr are 0), scanned, plus lb.
-    uint32_t k0 = 0, k1 = 0;
-#pragma unroll
-    for (int r = 0; r < H; ++r) {
-      k0 += pixel(q, r, 0, squared);
-      k1 += pixel(q, r, 1, squared);
-    }
+  // D(x) of the tile in qq at columns x: its column totals block-scanned, plus lb; lb += its total.
+  const auto aggregate = [&](const uint32_t* qq, uint64_t* d0, uint64_t* d1) {
+    uint32_t k0, k1;
+    column_totals<H>(qq, squared, &k0, &k1);
     const uint32_t colsum[1] = {k0 + k1};
     uint32_t ex[1], total[1];
     block_excl<1>(colsum, tot, &buf, ex, total);
-    const uint64_t d0 = lb + ex[0] + k0, d1 = d0 + k1;
+    *d0 = lb + ex[0] + k0;
+    *d1 = *d0 + k1;
     lb += total[0];
-    // 2. publish; band 0's prefix is final (plus the previous band's last row, `above`).
-    uint64_t c0 = 0, c1 = 0;
-    if (ty == 0) {
-      if (above) {
-        if (x < g.w) c0 = uint64_t(above[x]);
-        if (x + 1 < g.w) c1 = uint64_t(above[x + 1]);
-      }
-      if (x < g.w) store_pair<uint64_t, Vec>(s.inc + x, x, g.w, c0 + d0, c1 + d1);
-      publish_flag(s.flags + tx, kInclusive);
-    } else {
-      if (x < g.w) store_pair<uint64_t, Vec>(s.agg + ty * g.w + x, x, g.w, d0, d1);
-      publish_flag(s.flags + ty * g.ntx + tx, kAggregate);
-    }
-    // The next tile's input, in flight during the look-back and the rows.
-    if (tx + 1 < g.ntx) load_tile<H, Vec>(in, g, y0, x + kTileW, qn);
-    // 3. look-back.
+  };
+  // 1-2 for tile 0: D, published (band 0: its inclusive prefix).
+  uint64_t d0, d1, c0, c1;
+  load_tile<H, Vec>(in, g, y0, 2 * tid, q);
+  aggregate(q, &d0, &d1);
+  store_first<T, Vec>(s, above, ty, 2 * tid, g.w, d0, d1, &c0, &c1);
+  publish_flags(s.flags + ty * g.ntx, ty == 0 ? kInclusive : kAggregate, nullptr, 0);
+  for (int64_t tx = 0; tx < g.ntx; ++tx) {
+    const int64_t x = tx * kTileW + 2 * tid;
+    const int par = int(tx & 1);
+    const bool next = tx + 1 < g.ntx;
+    // The next tile's input, in flight during the look-back.
+    if (next) load_tile<H, Vec>(in, g, y0, x + kTileW, qn);
+    // 3. look-back: C(x) (band 0: `above`, already in c0, c1).
     if (ty > 0) {
+      c0 = c1 = 0;
       look_back<Vec>(g, s, ty, tx, x, &s_look, &c0, &c1);
       if (x < g.w) store_pair<uint64_t, Vec>(s.inc + ty * g.w + x, x, g.w, c0 + d0, c1 + d1);
-      publish_flag(s.flags + ty * g.ntx + tx, kInclusive);
     }
+    // 1-2 for the next tile, published with this tile's inclusive prefix (one fence for both).
+    uint64_t n0 = 0, n1 = 0;
+    if (next) {
+      aggregate(qn, &n0, &n1);
+      uint64_t a0, a1;  // (band 0: reloaded below)
+      store_first<T, Vec>(s, above, ty, x + kTileW, g.w, n0, n1, &a0, &a1);
+    }
+    if (ty > 0 || next)
+      publish_flags(ty > 0 ? s.flags + ty * g.ntx + tx : nullptr, kInclusive,
+                    next ? s.flags + ty * g.ntx + tx + 1 : nullptr, ty == 0 ? kInclusive : kAggregate);
     // 4. rows.
     //    kRowGroup rows at a time (rows past nr: zero pixels, not stored).
-    k0 = k1 = 0;
+    uint32_t k0 = 0, k1 = 0;
 #pragma unroll
     for (int r0 = 0; r0 < H; r0 += kRowGroup) {
       if (r0 >= nr) break;  // the same for the whole block
@@ -341,6 +379,13 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
     }
 #pragma unroll
     for (int i = 0; i < H / 2; ++i) q[i] = qn[i];
+    d0 = n0;
+    d1 = n1;
+    if (ty == 0 && next) {  // C of band 0's next tile: `above` (0 without)
+      const int64_t xn = x + kTileW;
+      c0 = above && xn < g.w ? uint64_t(above[xn]) : 0;
+      c1 = above && xn + 1 < g.w ? uint64_t(above[xn + 1]) : 0;
+    }
   }
 }
 

@@ -32,14 +32,16 @@ namespace {
 // 32 aggregates (no inclusive prefix among them).
 size_t g_windows = 0, g_multi = 0, g_full = 0;
 
-// The kernel's block, one phase a step: 0 the tile's aggregate (published), 1 the look-back
-// (one window of 32 bands a step; may have to wait), 2 the inclusive prefix and the rows.
+// The kernel's block, one phase a step: 0 tile 0's aggregate (published), 1 the look-back of tile
+// tx (one window of 32 bands a step; may have to wait), 2 tile tx's inclusive prefix published
+// with the next tile's aggregate, then tile tx's rows.
 template <typename T, int H, bool Vec>
 struct Block {
   int64_t ty = 0, tx = 0, pred = 0;
   int phase = 0;
   uint64_t lb_sum = 0;
-  std::vector<std::array<uint32_t, H / 2>> q = std::vector<std::array<uint32_t, H / 2>>(lb::kThreads);
+  using Tile = std::vector<std::array<uint32_t, H / 2>>;
+  Tile q = Tile(lb::kThreads), qn = Tile(lb::kThreads);
   std::vector<uint64_t> c0 = std::vector<uint64_t>(lb::kThreads), c1 = c0, d0 = c0, d1 = c0;
   std::vector<uint64_t> left = std::vector<uint64_t>(H, 0);
 };
@@ -53,7 +55,7 @@ struct Kernel {
   bool squared;
   lb::Scratch s;
 
-  int64_t x_of(const Block<T, H, Vec>& b, int t) const { return b.tx * lb::kTileW + 2 * t; }
+  int64_t x_of(int64_t tx, int t) const { return tx * lb::kTileW + 2 * t; }
 
   // Exclusive scan over the threads of v(t), in u32 as block_excl.
   template <class F>
@@ -68,46 +70,40 @@ struct Kernel {
     return ex;
   }
 
+  // Tile tx's input into `tile`, its D into d0, d1 (lb_sum += its total), its first publication
+  // stored (band 0: c0, c1 = above); the flag is the caller's.
+  void aggregate(Block<T, H, Vec>& b, int64_t tx, typename Block<T, H, Vec>::Tile& tile) const {
+    std::vector<uint32_t> k0(lb::kThreads), k1(lb::kThreads);
+    for (int t = 0; t < lb::kThreads; ++t) {
+      uint32_t(&q)[H / 2] = *reinterpret_cast<uint32_t(*)[H / 2]>(tile[size_t(t)].data());
+      lb::load_tile<H, Vec>(in, g, b.ty * H, x_of(tx, t), q);
+      lb::column_totals<H>(q, squared, &k0[size_t(t)], &k1[size_t(t)]);
+    }
+    uint32_t total;
+    const auto ex = scan([&](int t) { return k0[size_t(t)] + k1[size_t(t)]; }, &total);
+    for (int t = 0; t < lb::kThreads; ++t) {
+      const size_t i = size_t(t);
+      b.d0[i] = b.lb_sum + ex[i] + k0[i];
+      b.d1[i] = b.d0[i] + k1[i];
+      lb::store_first<T, Vec>(s, above, b.ty, x_of(tx, t), g.w, b.d0[i], b.d1[i], &b.c0[i], &b.c1[i]);
+    }
+    b.lb_sum += total;
+  }
+
   // One step of block b; false when it must wait (the look-back found a band with no flag).
   bool step(Block<T, H, Vec>& b) const {
     const int64_t y0 = b.ty * H;
     const int nr = int(std::min<int64_t>(H, g.rows - y0));
     if (b.phase == 0) {
-      std::vector<uint32_t> k0(lb::kThreads), k1(lb::kThreads);
-      for (int t = 0; t < lb::kThreads; ++t) {
-        uint32_t(&q)[H / 2] = *reinterpret_cast<uint32_t(*)[H / 2]>(b.q[size_t(t)].data());
-        lb::load_tile<H, Vec>(in, g, y0, x_of(b, t), q);
-        for (int r = 0; r < H; ++r) {
-          k0[size_t(t)] += lb::pixel(q, r, 0, squared);
-          k1[size_t(t)] += lb::pixel(q, r, 1, squared);
-        }
-      }
-      uint32_t total;
-      const auto ex = scan([&](int t) { return k0[size_t(t)] + k1[size_t(t)]; }, &total);
-      for (int t = 0; t < lb::kThreads; ++t) {
-        const int64_t x = x_of(b, t);
-        b.d0[size_t(t)] = b.lb_sum + ex[size_t(t)] + k0[size_t(t)];
-        b.d1[size_t(t)] = b.d0[size_t(t)] + k1[size_t(t)];
-        b.c0[size_t(t)] = b.c1[size_t(t)] = 0;
-        if (b.ty == 0) {
-          if (above) {
-            if (x < g.w) b.c0[size_t(t)] = uint64_t(above[x]);
-            if (x + 1 < g.w) b.c1[size_t(t)] = uint64_t(above[x + 1]);
-          }
-          if (x < g.w)
-            lb::store_pair<uint64_t, Vec>(s.inc + x, x, g.w, b.c0[size_t(t)] + b.d0[size_t(t)],
-                                          b.c1[size_t(t)] + b.d1[size_t(t)]);
-        } else if (x < g.w) {
-          lb::store_pair<uint64_t, Vec>(s.agg + b.ty * g.w + x, x, g.w, b.d0[size_t(t)], b.d1[size_t(t)]);
-        }
-      }
-      b.lb_sum += total;
-      s.flags[b.ty * g.ntx + b.tx] = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
+      aggregate(b, 0, b.q);
+      s.flags[b.ty * g.ntx] = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
+      b.phase = 1;
       b.pred = b.ty - 1;
-      b.phase = b.ty == 0 ? 2 : 1;
+      if (b.ty > 0)
+        for (int t = 0; t < lb::kThreads; ++t) b.c0[size_t(t)] = b.c1[size_t(t)] = 0;
       return true;
     }
-    if (b.phase == 1) {
+    if (b.phase == 1 && b.ty > 0) {
       uint32_t nonzero = 0, inclusive = 0;
       for (int lane = 0; lane < 32; ++lane) {
         const int64_t band = b.pred - lane;
@@ -121,7 +117,7 @@ struct Kernel {
       g_multi += win.count > 1;
       g_full += !win.inclusive;
       for (int t = 0; t < lb::kThreads; ++t) {
-        const int64_t x = x_of(b, t);
+        const int64_t x = x_of(b.tx, t);
         for (int k = 0; k < win.count; ++k) {
           const uint64_t* src = (win.inclusive && k == win.count - 1 ? s.inc : s.agg) + (b.pred - k) * g.w + x;
           lb::add_pair_l2<Vec>(src, x, g.w, &b.c0[size_t(t)], &b.c1[size_t(t)]);
@@ -131,16 +127,20 @@ struct Kernel {
       else b.pred -= win.count;
       return true;
     }
-    // phase 2
+    // phase 2 (band 0 comes straight here: its C is `above`, set by aggregate)
+    const bool next = b.tx + 1 < g.ntx;
     if (b.ty > 0) {
       for (int t = 0; t < lb::kThreads; ++t) {
-        const int64_t x = x_of(b, t);
+        const int64_t x = x_of(b.tx, t);
         if (x < g.w)
           lb::store_pair<uint64_t, Vec>(s.inc + b.ty * g.w + x, x, g.w, b.c0[size_t(t)] + b.d0[size_t(t)],
                                         b.c1[size_t(t)] + b.d1[size_t(t)]);
       }
-      s.flags[b.ty * g.ntx + b.tx] = lb::kInclusive;
     }
+    const std::vector<uint64_t> c0 = b.c0, c1 = b.c1;  // this tile's C (aggregate() sets band 0's next)
+    if (next) aggregate(b, b.tx + 1, b.qn);
+    if (b.ty > 0) s.flags[b.ty * g.ntx + b.tx] = lb::kInclusive;
+    if (next) s.flags[b.ty * g.ntx + b.tx + 1] = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
     std::vector<uint32_t> k0(lb::kThreads, 0), k1(lb::kThreads, 0);
     for (int r = 0; r < nr; ++r) {
       for (int t = 0; t < lb::kThreads; ++t) {
@@ -151,16 +151,20 @@ struct Kernel {
       const auto e = scan([&](int t) { return k0[size_t(t)] + k1[size_t(t)]; }, &row_total);
       const uint64_t l = b.left[size_t(r)];
       for (int t = 0; t < lb::kThreads; ++t) {
-        const int64_t x = x_of(b, t);
+        const int64_t x = x_of(b.tx, t);
         const size_t i = size_t(t);
         if (x < g.w)
-          lb::store_pair<T, Vec>(out + (y0 + r) * g.w + x, x, g.w, b.c0[i] + l + e[i] + k0[i],
-                                 b.c1[i] + l + e[i] + k0[i] + k1[i]);
+          lb::store_pair<T, Vec>(out + (y0 + r) * g.w + x, x, g.w, c0[i] + l + e[i] + k0[i],
+                                 c1[i] + l + e[i] + k0[i] + k1[i]);
       }
       b.left[size_t(r)] = l + row_total;
     }
+    std::swap(b.q, b.qn);
     ++b.tx;
-    b.phase = 0;
+    b.phase = 1;
+    b.pred = b.ty - 1;
+    if (b.ty > 0)
+      for (int t = 0; t < lb::kThreads; ++t) b.c0[size_t(t)] = b.c1[size_t(t)] = 0;
     return true;
   }
 };

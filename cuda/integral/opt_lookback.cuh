@@ -11,7 +11,7 @@
 // H rows x 512 columns, 2 adjacent columns a thread (2-byte loads of the input, 16-byte stores of
 // two u64/f64 outputs, 8-byte of two u32: each warp store covers 256 or 512 contiguous bytes).
 // At most 80 registers (3 blocks an SM: 396 resident on an H100, every band of 10000^2 at once;
-// H = 32 spills ~140 bytes a thread outside the row loop, H = 16 next to none).
+// ptxas -v: H = 32 spills ~140 bytes a thread (where, unchecked: no cuobjdump here), H = 16 ~10).
 // Blocks take their band from an atomic ticket, not blockIdx, so a band only ever waits for bands
 // that have already started (are resident or done): no deadlock under any scheduling.
 // Per tile (band ty, tile tx, columns x):
@@ -19,8 +19,8 @@
 //      the tile, a scalar carried from tile to tile) + the block scan of the tile's column totals.
 //   2. publish D as the tile's aggregate (agg[ty][x], flag AGGREGATE); band 0 publishes
 //      above[x] + D directly as its inclusive prefix (inc[0][x], flag INCLUSIVE).
-//   3. decoupled look-back (warp 0, 32 bands above at a time, the flags read with volatile loads,
-//      the values with L2 loads after a fence): C(x) = I(y0 - 1, x) = the aggregates of the bands
+//   3. decoupled look-back (warp 0, 32 bands above at a time, the flags read with acquire loads,
+//      the values with L2 loads after a barrier): C(x) = I(y0 - 1, x) = the aggregates of the bands
 //      above up to the nearest inclusive prefix, plus that prefix. Publish inc[ty][x] = C + D
 //      (flag INCLUSIVE) before writing the outputs, so bands below wait as little as possible,
 //      together with steps 1-2 of the next tile (its input loaded during the look-back): one
@@ -260,6 +260,20 @@ __host__ __device__ __forceinline__ void store_first(const Scratch& s, const T* 
   }
 }
 
+// A flag, read with acquire semantics (what the writer stored before its fence and the flag is
+// visible after it), without waiting for this thread's own stores in flight as __threadfence would.
+__device__ __forceinline__ uint32_t load_flag(const uint32_t* p) {
+#if __CUDA_ARCH__ >= 700
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  const uint32_t v = *reinterpret_cast<const volatile uint32_t*>(p);
+  __threadfence();
+  return v;
+#endif
+}
+
 // C(x) of band ty > 0, tile tx (see the header): *c0, *c1 += the look-back's sum.
 template <bool Vec>
 __device__ __forceinline__ void look_back(const Geom& g, const Scratch& s, int64_t ty, int64_t tx, int64_t x,
@@ -271,14 +285,13 @@ __device__ __forceinline__ void look_back(const Geom& g, const Scratch& s, int64
       const int64_t b = pred - lane;
       Window win;
       for (;;) {
-        const uint32_t f = b >= 0 ? *reinterpret_cast<const volatile uint32_t*>(s.flags + b * g.ntx + tx) : 0u;
+        const uint32_t f = b >= 0 ? load_flag(s.flags + b * g.ntx + tx) : 0u;
         win = decide(__ballot_sync(0xffffffffu, f != 0), __ballot_sync(0xffffffffu, f == kInclusive));
         if (win.count) break;
 #if __CUDA_ARCH__ >= 700
         __nanosleep(100);
 #endif
       }
-      __threadfence();  // the flags seen before the values read below
       if (lane == 0) *s_look = uint32_t(win.count) | (win.inclusive ? 0x100u : 0u);
     }
     __syncthreads();

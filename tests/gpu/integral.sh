@@ -37,13 +37,16 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
  fi) &
 emu_pid=$!
 
+# The variant's runs, the first alone (./test may regenerate build/testdata), the others beside
+# the default's (small cases: they share the GPU well).
+gpu_test test-integral-lookback $LB -- seq cuda-opt --only integral
+gpu_test test-integral-lookback-bands $LB PARVIS_INTEGRAL_BAND_ROWS=7 -- cuda-opt --only integral-sz & lb_pids=($!)
+gpu_test test-integral-lookback16 $LB PARVIS_INTEGRAL_LB_ROWS=16 -- cuda-opt --only integral-sz & lb_pids+=($!)
 if [ -n "$all" ]; then
   gpu_test test-integral -- seq cuda-naive cuda-opt --only integral
   gpu_test test-integral-bands PARVIS_INTEGRAL_BAND_ROWS=7 -- cuda-naive cuda-opt --only integral-sz
 fi
-gpu_test test-integral-lookback $LB -- seq cuda-opt --only integral
-gpu_test test-integral-lookback-bands $LB PARVIS_INTEGRAL_BAND_ROWS=7 -- cuda-opt --only integral-sz
-gpu_test test-integral-lookback16 $LB PARVIS_INTEGRAL_LB_ROWS=16 -- cuda-opt --only integral
+wait "${lb_pids[@]}"
 pids=()
 if [ -n "$all" ]; then
   for v in cuda-naive cuda-opt; do

@@ -17,7 +17,7 @@
 # PARVIS_INTEGRAL_LB_ROWS=16; memcheck, racecheck and synccheck), is emulated on the host
 # (tests/cuda/integral_emulate.cu), and 5. is benchmarked against the default at 10000^2, 40000^2
 # and 60000^2 (bench-integral-variants.txt: GB/s, the targets, the checksums against the known).
-# INTEGRAL_ONLY=lookback runs the variant's parts alone (about a minute).
+# INTEGRAL_ONLY=lookback runs the variant's parts alone (2-3 minutes on an H100, estimated).
 set -u
 LOG=$1
 . tests/gpu/lib.sh

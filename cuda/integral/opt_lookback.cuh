@@ -58,13 +58,17 @@ __host__ __device__ inline Geom make_geom(int64_t w, int64_t rows, int h) {
   return Geom{w, rows, h, (w + kTileW - 1) / kTileW, (rows + h - 1) / h};
 }
 
-// Scratch: [ticket, padding to 256 B][flags nbands x ntx][agg nbands x w][inc nbands x w].
+// Scratch: [ticket, padding to 256 B][flags ntx x nbands][agg nbands x w][inc nbands x w].
 struct Scratch {
   uint32_t* ticket;
   uint32_t* flags;
   uint64_t* agg;
   uint64_t* inc;
 };
+// The flag of band b, tile tx: a tile's bands side by side (a look-back window reads 128 bytes).
+__host__ __device__ inline uint32_t* flag_of(const Scratch& s, const Geom& g, int64_t b, int64_t tx) {
+  return s.flags + tx * g.nbands + b;
+}
 inline uint64_t flag_bytes(const Geom& g) { return (256 + uint64_t(g.nbands * g.ntx) * 4 + 255) / 256 * 256; }
 inline uint64_t scratch_bytes(const Geom& g) { return flag_bytes(g) + 2 * uint64_t(g.nbands * g.w) * 8; }
 inline Scratch carve(unsigned char* base, const Geom& g) {
@@ -285,7 +289,7 @@ __device__ __forceinline__ void look_back(const Geom& g, const Scratch& s, int64
       const int64_t b = pred - lane;
       Window win;
       for (;;) {
-        const uint32_t f = b >= 0 ? load_flag(s.flags + b * g.ntx + tx) : 0u;
+        const uint32_t f = b >= 0 ? load_flag(flag_of(s, g, b, tx)) : 0u;
         win = decide(__ballot_sync(0xffffffffu, f != 0), __ballot_sync(0xffffffffu, f == kInclusive));
         if (win.count) break;
 #if __CUDA_ARCH__ >= 700
@@ -343,7 +347,7 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
   load_tile<H, Vec>(in, g, y0, 2 * tid, q);
   aggregate(q, &d0, &d1);
   store_first<T, Vec>(s, above, ty, 2 * tid, g.w, d0, d1, &c0, &c1);
-  publish_flags(s.flags + ty * g.ntx, ty == 0 ? kInclusive : kAggregate, nullptr, 0);
+  publish_flags(flag_of(s, g, ty, 0), ty == 0 ? kInclusive : kAggregate, nullptr, 0);
   for (int64_t tx = 0; tx < g.ntx; ++tx) {
     const int64_t x = tx * kTileW + 2 * tid;
     const int par = int(tx & 1);
@@ -364,8 +368,8 @@ __global__ void __launch_bounds__(kThreads, 3) band_kernel(const uint8_t* __rest
       store_first<T, Vec>(s, above, ty, x + kTileW, g.w, n0, n1, &a0, &a1);
     }
     if (ty > 0 || next)
-      publish_flags(ty > 0 ? s.flags + ty * g.ntx + tx : nullptr, kInclusive,
-                    next ? s.flags + ty * g.ntx + tx + 1 : nullptr, ty == 0 ? kInclusive : kAggregate);
+      publish_flags(ty > 0 ? flag_of(s, g, ty, tx) : nullptr, kInclusive,
+                    next ? flag_of(s, g, ty, tx + 1) : nullptr, ty == 0 ? kInclusive : kAggregate);
     // 4. rows.
     //    kRowGroup rows at a time (rows past nr: zero pixels, not stored).
     uint32_t k0 = 0, k1 = 0;

@@ -96,7 +96,7 @@ struct Kernel {
     const int nr = int(std::min<int64_t>(H, g.rows - y0));
     if (b.phase == 0) {
       aggregate(b, 0, b.q);
-      s.flags[b.ty * g.ntx] = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
+      *lb::flag_of(s, g, b.ty, 0) = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
       b.phase = 1;
       b.pred = b.ty - 1;
       if (b.ty > 0)
@@ -107,7 +107,7 @@ struct Kernel {
       uint32_t nonzero = 0, inclusive = 0;
       for (int lane = 0; lane < 32; ++lane) {
         const int64_t band = b.pred - lane;
-        const uint32_t f = band >= 0 ? s.flags[band * g.ntx + b.tx] : 0u;
+        const uint32_t f = band >= 0 ? *lb::flag_of(s, g, band, b.tx) : 0u;
         nonzero |= uint32_t(f != 0) << lane;
         inclusive |= uint32_t(f == lb::kInclusive) << lane;
       }
@@ -139,8 +139,8 @@ struct Kernel {
     }
     const std::vector<uint64_t> c0 = b.c0, c1 = b.c1;  // this tile's C (aggregate() sets band 0's next)
     if (next) aggregate(b, b.tx + 1, b.qn);
-    if (b.ty > 0) s.flags[b.ty * g.ntx + b.tx] = lb::kInclusive;
-    if (next) s.flags[b.ty * g.ntx + b.tx + 1] = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
+    if (b.ty > 0) *lb::flag_of(s, g, b.ty, b.tx) = lb::kInclusive;
+    if (next) *lb::flag_of(s, g, b.ty, b.tx + 1) = b.ty == 0 ? lb::kInclusive : lb::kAggregate;
     std::vector<uint32_t> k0(lb::kThreads, 0), k1(lb::kThreads, 0);
     for (int r = 0; r < nr; ++r) {
       for (int t = 0; t < lb::kThreads; ++t) {

@@ -4,9 +4,9 @@
 // Floor (H100, HBM3 ~3.0 TB/s): u8 -> u64 reads 1 byte and writes 8 a pixel: 10000^2 0.30 ms,
 // 40000^2 4.8 ms, 60000^2 10.8 ms. This variant adds 16/H bytes a pixel of scratch written (the
 // aggregates and inclusive prefixes below, H = 32: 0.5 B) and about as much read back (mostly
-// from L2), i.e. ~10% over the floor at best.
+// from L2), i.e. 6-11% over the floor at best (10000^2: ~0.32-0.33 ms).
 //
-// Layout: the band's rows are cut into bands of H rows (H = 32, or 16 with
+// Layout: the rows (of the driver's band, driver.cuh) are cut into bands of H rows (H = 32, or 16 with
 // PARVIS_INTEGRAL_LB_ROWS=16); one block of 256 threads walks one band left to right in tiles of
 // H rows x 512 columns, 2 adjacent columns a thread (2-byte loads of the input, 16-byte stores of
 // two u64/f64 outputs, 8-byte of two u32: each warp store covers 256 or 512 contiguous bytes).

@@ -232,6 +232,8 @@ template <typename Visit>
 Status with_kernel(const Filter& f, Visit visit) {
   switch (f.path) {
     case OptPath::MmaFixed:
+      if (f.planes == 1 && f.rows_per_unit == 4)
+        return f.geo.size == 3 ? visit(&convolve_mma_fixed<3, 1, 4>) : visit(&convolve_mma_fixed<5, 1, 4>);
       if (f.geo.size == 3)
         return f.planes == 1 ? visit(&convolve_mma_fixed<3, 1, 8>) : visit(&convolve_mma_fixed<3, 2, 4>);
       return f.planes == 1 ? visit(&convolve_mma_fixed<5, 1, 8>) : visit(&convolve_mma_fixed<5, 2, 4>);
@@ -368,6 +370,10 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
               : name == "prefetch" ? OptPath::MmaPrefetch
                                    : OptPath::MmaFixed;
     f->rows_per_unit = fixed ? (f->planes == 1 ? 8 : 4) : 1;
+    // PARVIS_FILTER_RB=4: the default kernel with 4 rows a unit on one plane (fewer registers:
+    // more warps per SM, more source rows re-read), for the occupancy experiment in bench/README.
+    if (const char* rb = std::getenv("PARVIS_FILTER_RB"))
+      if (f->path == OptPath::MmaFixed && f->planes == 1 && std::atoi(rb) == 4) f->rows_per_unit = 4;
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
     CUDA_CHECK(cudaMemcpy(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),

@@ -73,7 +73,8 @@ namespace {
 
 // 1. K x K kernels whose span fits one mma (K = 3, 5), RB rows per warp, fragments in registers.
 template <int K, int PLANES, int RB>
-__global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, DeviceDivider dv) {
+__device__ __forceinline__ void convolve_mma_fixed_body(const Geometry& g, const uint4* __restrict__ frags,
+                                                        const DeviceDivider& dv) {
   const int lane = threadIdx.x & 31;
   const long long unit = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (unit >= g.units) return;  // whole warps
@@ -107,6 +108,19 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
     }
   }
   store_unit_rows<PLANES, RB>(acc, y0, x0, lane, g, dv);
+}
+
+template <int K, int PLANES, int RB>
+__global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, DeviceDivider dv) {
+  convolve_mma_fixed_body<K, PLANES, RB>(g, frags, dv);
+}
+
+// The same with at most 64 registers (4 blocks of 256 per SM instead of 3): PARVIS_FILTER_MINB=4,
+// the occupancy experiment of bench/README.md "Convolution filters" (launched with 256 threads).
+template <int K, int PLANES, int RB>
+__global__ void __launch_bounds__(256, 4) convolve_mma_fixed_lb4(Geometry g, const uint4* __restrict__ frags,
+                                                                 DeviceDivider dv) {
+  convolve_mma_fixed_body<K, PLANES, RB>(g, frags, dv);
 }
 
 // 2. Any size (1..15), one or two k-chunks, one or two planes; one output row per warp.
@@ -215,6 +229,7 @@ struct Filter {
   DeviceDivider divider;
   OptPath path = OptPath::Direct;
   int planes = 1, chunks = 1, rows_per_unit = 1;
+  int min_blocks = 0;  // 4: the launch-bounded default kernel (PARVIS_FILTER_MINB=4)
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
@@ -232,6 +247,8 @@ template <typename Visit>
 Status with_kernel(const Filter& f, Visit visit) {
   switch (f.path) {
     case OptPath::MmaFixed:
+      if (f.planes == 1 && f.min_blocks == 4)
+        return f.geo.size == 3 ? visit(&convolve_mma_fixed_lb4<3, 1, 8>) : visit(&convolve_mma_fixed_lb4<5, 1, 8>);
       if (f.planes == 1 && f.rows_per_unit == 4)
         return f.geo.size == 3 ? visit(&convolve_mma_fixed<3, 1, 4>) : visit(&convolve_mma_fixed<5, 1, 4>);
       if (f.geo.size == 3)
@@ -374,6 +391,9 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     // more warps per SM, more source rows re-read), for the occupancy experiment in bench/README.
     if (const char* rb = std::getenv("PARVIS_FILTER_RB"))
       if (f->path == OptPath::MmaFixed && f->planes == 1 && std::atoi(rb) == 4) f->rows_per_unit = 4;
+    if (const char* mb = std::getenv("PARVIS_FILTER_MINB"))
+      if (f->path == OptPath::MmaFixed && f->planes == 1 && f->rows_per_unit == 8 && std::atoi(mb) == 4)
+        f->min_blocks = 4;
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
     CUDA_CHECK(cudaMemcpy(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),
@@ -463,7 +483,7 @@ std::string filter_describe(const Filter* f) {
   switch (f->path) {
     case OptPath::MmaFixed:
       s = "mma k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) + " rows " +
-          std::to_string(f->rows_per_unit);
+          std::to_string(f->rows_per_unit) + (f->min_blocks ? " min-blocks 4" : "");
       break;
     case OptPath::MmaSmem:
       s = "mma-smem k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""OpenCV's matchTemplate(TM_SQDIFF) on the inputs of `./main bench match --save-inputs DIR`.
+"""OpenCV's matchTemplate(TM_SQDIFF, and TM_CCOEFF_NORMED) on the inputs of `./main bench match --save-inputs DIR`.
 
     python3 bench/opencv_compare.py DIR
 
 Prints lines in the bench's format (version workload method threads median_ms reps x y score
 used), so bench/run_match.sh puts OpenCV in the same table. Not part of the build: OpenCV
 is only a yardstick. Its TM_SQDIFF works in float32 (a DFT for large templates), so its
-score is rounded; the position is what must agree.
+score is rounded; the position is what must agree. TM_CCOEFF_NORMED is timed as
+ncc-opencv (beside ncc-direct) on the workloads small enough for a direct run (templates up
+to 64x64), its best being the largest score.
 """
 import glob
 import os
@@ -51,6 +53,17 @@ def main():
         min_val, _, min_loc, _ = cv2.minMaxLoc(res)
         print(f"{version} {workload} ssd-opencv {threads} {ms:.3f} {reps} {min_loc[0]} {min_loc[1]} "
               f"{int(round(max(min_val, 0.0)))} TM_SQDIFF", flush=True)
+        if tpl.shape[0] * tpl.shape[1] > 64 * 64:
+            continue
+
+        def run_ncc():
+            nonlocal res
+            res = cv2.matchTemplate(src, tpl, cv2.TM_CCOEFF_NORMED)
+
+        ms, reps = median_ms(run_ncc)
+        _, max_val, _, max_loc = cv2.minMaxLoc(res)
+        print(f"{version} {workload} ncc-opencv {threads} {ms:.3f} {reps} {max_loc[0]} {max_loc[1]} "
+              f"{max_val:.9f} TM_CCOEFF_NORMED", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "match/match_common.hpp"
+#include "match/ncc.hpp"
 
 namespace parvis::match {
 
-const char* metric_name(Metric m) { return m == Metric::SSD ? "ssd" : "sad"; }
+const char* metric_name(Metric m) {
+  switch (m) {
+    case Metric::SSD: return "ssd";
+    case Metric::SAD: return "sad";
+    case Metric::NCC: return "ncc";
+    case Metric::CCorrNormed: return "ccorr-normed";
+  }
+  return "?";
+}
 
 const char* method_name(Method m) {
   switch (m) {
@@ -23,7 +33,9 @@ const char* method_name(Method m) {
 Status parse_metric(const std::string& text, Metric* out) {
   if (text == "ssd") *out = Metric::SSD;
   else if (text == "sad") *out = Metric::SAD;
-  else return Status::usage("unknown metric '" + text + "' (known: ssd, sad)");
+  else if (text == "ncc") *out = Metric::NCC;
+  else if (text == "ccorr-normed") *out = Metric::CCorrNormed;
+  else return Status::usage("unknown metric '" + text + "' (known: ssd, sad, ncc, ccorr-normed)");
   return Status::Ok();
 }
 
@@ -41,6 +53,9 @@ Status check_params(const Params& params) {
   // The FFT method rests on SSD = sum I^2 - 2 sum I*T + sum T^2; |I - T| has no such expansion.
   if (params.method == Method::FFT && params.metric == Metric::SAD)
     return Status::usage("SAD has no FFT form: use --method direct (or auto) with --metric sad");
+  if (params.method == Method::FFT && is_normed(params.metric))
+    return Status::usage(std::string(metric_name(params.metric)) +
+                         " takes its sums from the direct method: use --method direct (or auto)");
   return Status::Ok();
 }
 
@@ -96,13 +111,13 @@ std::vector<Position> select_best(const uint64_t* scores, int map_width, int map
 }
 
 std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
-                                     int map_height, bool all, uint64_t max_score, int k,
-                                     int min_distance) {
+                                     int map_height, Metric metric, bool all, uint64_t max_rank,
+                                     int k, int min_distance) {
   std::vector<Position> cand;
   for (int y = 0; y < map_height; ++y)
     for (int x = 0; x < map_width; ++x) {
-      const uint64_t s = uint64_t(map[size_t(y) * size_t(map_width) + size_t(x)]);  // exact
-      if (!all || s <= max_score) cand.push_back(Position{x, y, s});
+      const uint64_t s = rank_of(metric, map[size_t(y) * size_t(map_width) + size_t(x)]);
+      if (!all || s <= max_rank) cand.push_back(Position{x, y, s});
     }
   std::sort(cand.begin(), cand.end(), better);
   const size_t limit = all ? cand.size() : size_t(std::max(k, 1));
@@ -178,6 +193,97 @@ Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metr
   out.y = double(p.y) + oy;
   out.fitted = true;
   return out;
+}
+
+double score_value(Metric metric, uint64_t score) {
+  return is_normed(metric) ? ncc::score_of_key(score) : double(score);
+}
+
+uint64_t rank_of(Metric metric, double map_value) {
+  return is_normed(metric) ? ncc::key_of(map_value) : uint64_t(map_value);  // exact integers
+}
+
+TemplateSums template_sums(const Image& gray_template) {
+  TemplateSums t;
+  t.n = uint64_t(gray_template.width) * uint64_t(gray_template.height);
+  for (int j = 0; j < gray_template.height; ++j) {
+    const uint8_t* r = gray_template.row(j);
+    for (int i = 0; i < gray_template.width; ++i) t.st += r[i], t.stt += uint64_t(r[i]) * r[i];
+  }
+  return t;
+}
+
+Status WindowSums::build(const Image& src) {
+  stride_ = size_t(src.width) + 1;
+  const size_t n = stride_ * (size_t(src.height) + 1);
+  try {
+    i_.assign(n, 0);
+    q_.assign(n, 0);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of memory for the window sums of a " + size_text(src.width, src.height) +
+                           " source");
+  }
+  for (int y = 0; y < src.height; ++y) {
+    const uint8_t* r = src.row(y);
+    uint64_t row_i = 0, row_q = 0;
+    const size_t above = size_t(y) * stride_, here = above + stride_;
+    for (int x = 0; x < src.width; ++x) {
+      row_i += r[x];
+      row_q += uint64_t(r[x]) * r[x];
+      i_[here + size_t(x) + 1] = i_[above + size_t(x) + 1] + row_i;
+      q_[here + size_t(x) + 1] = q_[above + size_t(x) + 1] + row_q;
+    }
+  }
+  return Status::Ok();
+}
+
+void normed_row_from_ssd(Metric metric, const WindowSums& ws, const TemplateSums& ts, int w,
+                         int h, int y, int map_width, uint64_t* scores, double* map_row) {
+  const bool coeff = metric == Metric::NCC;
+  for (int x = 0; x < map_width; ++x) {
+    uint64_t si, sii;
+    ws.at(x, y, w, h, &si, &sii);
+    const uint64_t sit = (sii + ts.stt - scores[x]) / 2;  // exact: SSD = ΣI² − 2ΣI·T + ΣT²
+    const double r = ncc::score(coeff, ts.n, si, sii, sit, ts.st, ts.stt);
+    scores[x] = ncc::key_of(r);
+    if (map_row) map_row[x] = r;
+  }
+}
+
+Params ssd_params_for_normed(const Params& params) {
+  Params p = params;
+  p.metric = Metric::SSD;
+  p.method = Method::Direct;
+  p.want_map = true;
+  p.top_k = 1;
+  return p;
+}
+
+Status normed_from_ssd_map(const Image& gray_source, const Image& gray_template,
+                           const Params& params, Result* res) {
+  const double t0 = now_ms();
+  const int map_w = res->map_width, map_h = res->map_height;
+  if (res->map.size() != size_t(map_w) * size_t(map_h))
+    return Status::runtime("internal: the normed metric needs the exact SSD map");
+  WindowSums ws;
+  PARVIS_TRY(ws.build(gray_source));
+  const TemplateSums ts = template_sums(gray_template);
+  std::vector<uint64_t> row(static_cast<size_t>(map_w), 0);
+  TopK top(params.top_k);
+  for (int y = 0; y < map_h; ++y) {
+    double* map_row = res->map.data() + size_t(y) * size_t(map_w);
+    for (int x = 0; x < map_w; ++x) row[size_t(x)] = uint64_t(map_row[x]);  // exact SSD
+    normed_row_from_ssd(params.metric, ws, ts, gray_template.width, gray_template.height, y, map_w,
+                        row.data(), map_row);
+    for (int x = 0; x < map_w; ++x) top.offer(x, y, row[size_t(x)]);
+  }
+  res->best = top.sorted();
+  if (!params.want_map) std::vector<double>().swap(res->map);
+  res->timings.compute_ms += now_ms() - t0;
+  res->explain = std::string(metric_name(params.metric)) +
+                 ": ΣI·T from the exact SSD map of the direct method, window sums and the "
+                 "normed expression on the host (" + res->explain + ")";
+  return Status::Ok();
 }
 
 void scores_to_map(const uint64_t* scores, int map_width, int map_height,

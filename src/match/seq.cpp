@@ -5,6 +5,7 @@
 
 #include "match/cpu_fft.hpp"
 #include "match/match_common.hpp"
+#include "match/ncc.hpp"
 
 namespace parvis::match {
 
@@ -51,6 +52,32 @@ static void score_all(const Image& src, const Image& tpl, TopK* top, std::vector
   }
 }
 
+// NCC / ccorr-normed: every position's ΣI, ΣI² and ΣI·T summed directly (exact, 64-bit),
+// then the one double expression of ncc.hpp.
+static void score_all_normed(const Image& src, const Image& tpl, Metric metric, TopK* top,
+                             std::vector<double>* map) {
+  const int map_w = map_width_of(src.width, tpl.width);
+  const int map_h = map_height_of(src.height, tpl.height);
+  const TemplateSums ts = template_sums(tpl);
+  for (int y = 0; y < map_h; ++y) {
+    for (int x = 0; x < map_w; ++x) {
+      uint64_t si = 0, sii = 0, sit = 0;
+      for (int j = 0; j < tpl.height; ++j) {
+        const uint8_t* s = src.row(y + j) + x;
+        const uint8_t* t = tpl.row(j);
+        for (int i = 0; i < tpl.width; ++i) {
+          si += s[i];
+          sii += uint32_t(s[i]) * s[i];
+          sit += uint32_t(s[i]) * t[i];
+        }
+      }
+      const double r = ncc::score(metric == Metric::NCC, ts.n, si, sii, sit, ts.st, ts.stt);
+      top->offer(x, y, ncc::key_of(r));
+      if (map) (*map)[size_t(y) * map_w + x] = r;
+    }
+  }
+}
+
 // The direct method.
 static Status match_direct(const Matcher& m, const Image& src, Result* res) {
   const int map_w = map_width_of(src.width, m.tpl.width);
@@ -68,7 +95,8 @@ static Status match_direct(const Matcher& m, const Image& src, Result* res) {
   TopK top(m.params.top_k);
   std::vector<double>* map = m.params.want_map ? &res->map : nullptr;
   if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &top, map);
-  else score_all<Metric::SAD>(src, m.tpl, &top, map);
+  else if (m.params.metric == Metric::SAD) score_all<Metric::SAD>(src, m.tpl, &top, map);
+  else score_all_normed(src, m.tpl, m.params.metric, &top, map);
   res->best = top.sorted();
   res->method_used = Method::Direct;
   return Status::Ok();

@@ -18,6 +18,7 @@ namespace parvis::match {
 struct Matcher {
   Params params;
   kernels::TemplateRows tpl;
+  TemplateSums tsums;  // n, ΣT, ΣT² (the normed metrics)
   kernels::Kernels k = kernels::pick_kernels();
   int threads = 1;
   fft::PlanPtr fft;  // SSD with method auto or fft, in a build with FFTW
@@ -45,6 +46,7 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
   m->params = params;
   m->threads = exec.workers;
   kernels::prepare_template(gray_template, &m->tpl);
+  m->tsums = template_sums(gray_template);
   if (params.metric == Metric::SSD && params.method != Method::Direct) {
     if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft));
     else if (params.method == Method::FFT) return fft::unavailable();
@@ -63,6 +65,10 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
   }
   if (p.metric == Metric::SAD) {
     *why = "auto chose direct: SAD has no FFT form";
+    return Method::Direct;
+  }
+  if (is_normed(p.metric)) {
+    *why = "auto chose direct: the normed metrics take ΣI·T from the exact direct SSD";
     return Method::Direct;
   }
   const double positions = double(map_width_of(src.width, m.tpl.w)) * map_height_of(src.height, m.tpl.h);
@@ -89,7 +95,11 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
 inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Result* res) {
   const Params& p = m->params;
   const int map_w = map_width_of(src.width, m->tpl.w), map_h = map_height_of(src.height, m->tpl.h);
-  const bool ssd = p.metric == Metric::SSD;
+  // The normed metrics: ΣI·T from the exact SSD row, ΣI and ΣI² from WindowSums.
+  const bool normed = is_normed(p.metric);
+  const bool ssd = p.metric != Metric::SAD;
+  WindowSums ws;
+  if (normed) PARVIS_TRY(ws.build(src));
   try {
     if (ssd) {
       kernels::pair_source_alloc(src.width, src.height, &m->paired);
@@ -111,6 +121,12 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
     uint64_t* scores = row[size_t(worker)].data();
     if (ssd) m->k.ssd_row(m->paired, m->tpl, y, scores);
     else m->k.sad_row(m->padded, m->tpl, y, scores);
+    if (normed) {
+      double* dst = p.want_map ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
+      normed_row_from_ssd(p.metric, ws, m->tsums, m->tpl.w, m->tpl.h, y, map_w, scores, dst);
+      tops[size_t(worker)].offer_row(scores, map_w, y);
+      return;
+    }
     tops[size_t(worker)].offer_row(scores, map_w, y);
     if (p.want_map) {
       double* dst = res->map.data() + size_t(y) * size_t(map_w);

@@ -66,10 +66,23 @@ PARVIS_NCC_HD double to_double(__int128 x) {
 // Otherwise (TM_CCORR_NORMED): r = sit / sqrt(sii · stt); a window or template of zeros
 // scores 0. r is clamped to [−1, 1] (Cauchy–Schwarz bounds the exact value; rounding may
 // step one ulp past it), and −0 becomes +0.
+//
+// Templates of at most kNarrowMaxN pixels keep every product below 2^63 (n² · 255² < 2^63), so
+// num, v_I and v_T are computed in 64 bits and converted once, correctly rounded, as the
+// 128-bit path's to_double would: the same doubles, faster (`wide` forces the 128-bit path,
+// for the selftest).
+constexpr uint64_t kNarrowMaxN = 11000000;
+
 PARVIS_NCC_HD double score(bool coeff, uint64_t n, uint64_t si, uint64_t sii, uint64_t sit,
-                           uint64_t st, uint64_t stt) {
+                           uint64_t st, uint64_t stt, bool wide = false) {
   double r;
-  if (coeff) {
+  if (coeff && n <= kNarrowMaxN && !wide) {
+    const int64_t num = int64_t(n * sit) - int64_t(si * st);
+    const int64_t vi = int64_t(n * sii - si * si), vt = int64_t(n * stt - st * st);  // >= 0
+    if (vt == 0) return 1.0;
+    if (vi == 0) return 0.0;
+    r = ddiv(double(num), dsqrt(dmul(double(vi), double(vt))));
+  } else if (coeff) {
     const __int128 num = __int128(n) * __int128(sit) - __int128(si) * __int128(st);
     const __int128 vi = __int128(n) * __int128(sii) - __int128(si) * __int128(si);
     const __int128 vt = __int128(n) * __int128(stt) - __int128(st) * __int128(st);

@@ -312,6 +312,27 @@ void normed_cases(SelftestReport& r) {
     if (i) ordered = ordered && match::ncc::key_of(v[i]) < match::ncc::key_of(v[i - 1]);
   }
   r.check("match ncc rank key: larger score, smaller key; reads back", ordered);
+  // The 64-bit path (templates up to kNarrowMaxN pixels) gives the 128-bit path's bits: random
+  // sums of windows of n pixels, n up to the limit, extreme values included.
+  uint64_t state = 99;
+  auto next = [&state]() { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  int narrow_bad = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t n = i < 4 ? match::ncc::kNarrowMaxN : 1 + (next() >> 11) % match::ncc::kNarrowMaxN;
+    uint64_t sum[2], sq[2];
+    for (int k = 0; k < 2; ++k) {  // a window of n pixels taking two values a <= b, c of them b
+      const uint64_t a = (next() >> 56) % 256, b = a + (next() >> 56) % (256 - a), c = (next() >> 11) % (n + 1);
+      const bool extreme = i < 4;
+      sum[k] = extreme ? 255 * (n / 2) : a * (n - c) + b * c;
+      sq[k] = extreme ? 255 * 255 * (n / 2) : a * a * (n - c) + b * b * c;
+    }
+    const uint64_t sit = (next() >> 11) % (std::min(sq[0], sq[1]) + 1);
+    const double narrow = match::ncc::score(true, n, sum[0], sq[0], sit, sum[1], sq[1]);
+    const double wide = match::ncc::score(true, n, sum[0], sq[0], sit, sum[1], sq[1], true);
+    narrow_bad += narrow != wide;
+  }
+  r.check("match ncc: the 64-bit path equals the 128-bit path (20000 random sums)", narrow_bad == 0,
+          std::to_string(narrow_bad) + " differ");
   // 2^31 pixels, half 0 and half 255, in window and template alike: n·ΣI·T = 255²·2^61 needs
   // the 128-bit sums (num = v_I = v_T = 255²·2^60).
   const uint64_t half = uint64_t(1) << 30;

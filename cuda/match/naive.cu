@@ -435,8 +435,8 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   res.map_height = map_height_of(gray_source.height, m->tpl.height);
   Method method = m->params.method;
   if (is_normed(m->params.metric)) {
-    res.explain = method == Method::Auto ? "auto chose direct: the normed metrics' sums are direct"
-                                         : "direct, as asked";
+    res.explain = std::string(method == Method::Auto ? "auto" : method_name(method)) +
+                  ": direct (cuda-naive sums the normed metrics directly, on the device)";
     PARVIS_TRY(run_direct(*m, gray_source, &res));
     *out = std::move(res);
     return Status::Ok();

@@ -115,16 +115,17 @@ struct Workload {
 const Workload kWorkloads[] = {
     {"1326x1025/479x432", 1326, 1025, 479, 432, "ssd-fft ssd-auto"},
     {"1200x1983/150x150", 1200, 1983, 150, 150, "ssd-fft ssd-auto"},
-    {"640x480/64x64", 640, 480, 64, 64, "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct"},
-    {"1920x1080/16x16", 1920, 1080, 16, 16, "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct"},
+    {"640x480/64x64", 640, 480, 64, 64, "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft"},
+    {"1920x1080/16x16", 1920, 1080, 16, 16, "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft"},
     // A 4K frame (issue 5's GPU target): FFT only by default (direct on seq: ~30 min).
     {"3840x2160/128x128", 3840, 2160, 128, 128, "ssd-fft"},
 };
 
 // "<metric>-<method>": the metric's name (match.cpp) and the method after the last '-'.
-const char* const kMethods[] = {"ssd-direct", "sad-direct", "ssd-fft", "ssd-auto", "ncc-direct",
-                                "ccorr-normed-direct"};
-const char* const kMethodList = "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ccorr-normed-direct";
+const char* const kMethods[] = {"ssd-direct", "sad-direct", "ssd-fft",  "ssd-auto",
+                                "ncc-direct", "ncc-fft",    "ncc-auto", "ccorr-normed-direct"};
+const char* const kMethodList =
+    "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ncc-auto ccorr-normed-direct";
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -234,7 +235,8 @@ int bench_match(int argc, char** argv) {
       "compute, download (CUDA events) and seed 000's stage table. Workloads:\n"
       "  1326x1025/479x432 1200x1983/150x150 (seed 000), 640x480/64x64 1920x1080/16x16,\n"
       "  3840x2160/128x128\n"
-      "Methods: ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ccorr-normed-direct\n"
+      "Methods: ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ncc-auto\n"
+      "ccorr-normed-direct "
       "(default: those listed per workload).");
   args.option("--workload", &only_workload, "NAME", "run only this workload");
   args.option("--method", &only_method, "LIST",

@@ -135,7 +135,8 @@ int cli_match(int argc, char** argv) {
       "H 0..179, S and V 0..255) and calls it full or empty.");
   args.option("--metric", &metric_text, "ssd|sad|ncc|ccorr-normed", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
-              "direct sums, or SSD through FFT cross-correlation (default auto)");
+              "direct sums, or ΣI·T through FFT cross-correlation: ssd, ncc, ccorr-normed "
+              "(default auto)");
   args.option("--out", &out_path, "FILE",
               "the source with a red rectangle on the best match (--all, --min-distance: on each)");
   args.option("--map", &map_path, "FILE.npy",

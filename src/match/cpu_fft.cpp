@@ -344,7 +344,7 @@ static std::string fmt(const char* f, double v) {
 }
 
 Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& exec,
-           const RescoreFn& rescore, Result* res) {
+           const RescoreFn& rescore, Result* res, bool* exact_map) {
   PARVIS_TRY(setup_size(p, src.width, src.height, exec));
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
@@ -426,6 +426,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   PROF_T(t6);
 
   std::string note;
+  if (exact_map) *exact_map = true;
   if (exact) {
     // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
     // K windows); a difference would mean the bound failed, and then every position is
@@ -468,6 +469,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     rescore(&candidates);
     for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
     res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+    if (exact_map) *exact_map = false;
     note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) + " >= 0.5: re-scored directly the " +
            std::to_string(candidates.size()) + " positions within " + std::to_string(2 * err) +
            " of the K-th best FFT score";
@@ -499,7 +501,7 @@ struct Plan {};
 bool available() { return false; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 Status prepare(const Image&, int, PlanPtr*) { return unavailable(); }
-Status run(Plan*, const Image&, int, bool, const CpuExec&, const RescoreFn&, Result*) {
+Status run(Plan*, const Image&, int, bool, const CpuExec&, const RescoreFn&, Result*, bool*) {
   return unavailable();
 }
 

@@ -53,9 +53,6 @@ Status check_params(const Params& params) {
   // The FFT method rests on SSD = sum I^2 - 2 sum I*T + sum T^2; |I - T| has no such expansion.
   if (params.method == Method::FFT && params.metric == Metric::SAD)
     return Status::usage("SAD has no FFT form: use --method direct (or auto) with --metric sad");
-  if (params.method == Method::FFT && is_normed(params.metric))
-    return Status::usage(std::string(metric_name(params.metric)) +
-                         " takes its sums from the direct method: use --method direct (or auto)");
   return Status::Ok();
 }
 
@@ -259,7 +256,7 @@ Params ssd_params_for_normed(const Params& params) {
   return p;
 }
 
-Status normed_from_ssd_map(const Image& gray_source, const Image& gray_template,
+Status normed_from_ssd_map(const Image& gray_source, const TemplateSums& ts, int w, int h,
                            const Params& params, Result* res) {
   const double t0 = now_ms();
   const int map_w = res->map_width, map_h = res->map_height;
@@ -267,22 +264,20 @@ Status normed_from_ssd_map(const Image& gray_source, const Image& gray_template,
     return Status::runtime("internal: the normed metric needs the exact SSD map");
   WindowSums ws;
   PARVIS_TRY(ws.build(gray_source));
-  const TemplateSums ts = template_sums(gray_template);
   std::vector<uint64_t> row(static_cast<size_t>(map_w), 0);
   TopK top(params.top_k);
   for (int y = 0; y < map_h; ++y) {
     double* map_row = res->map.data() + size_t(y) * size_t(map_w);
     for (int x = 0; x < map_w; ++x) row[size_t(x)] = uint64_t(map_row[x]);  // exact SSD
-    normed_row_from_ssd(params.metric, ws, ts, gray_template.width, gray_template.height, y, map_w,
-                        row.data(), map_row);
+    normed_row_from_ssd(params.metric, ws, ts, w, h, y, map_w, row.data(), map_row);
     for (int x = 0; x < map_w; ++x) top.offer(x, y, row[size_t(x)]);
   }
   res->best = top.sorted();
   if (!params.want_map) std::vector<double>().swap(res->map);
   res->timings.compute_ms += now_ms() - t0;
   res->explain = std::string(metric_name(params.metric)) +
-                 ": ΣI·T from the exact SSD map of the direct method, window sums and the "
-                 "normed expression on the host (" + res->explain + ")";
+                 ": ΣI·T from an exact SSD map, window sums and the normed expression on the "
+                 "host (" + res->explain + ")";
   return Status::Ok();
 }
 

@@ -87,9 +87,10 @@ void normed_row_from_ssd(Metric metric, const WindowSums& ws, const TemplateSums
 // The parameters of the exact SSD run a normed match is computed from (the direct method,
 // with its map), and the conversion of that run's Result (map of exact SSDs) into the normed
 // result the caller asked for (`params`): best positions, and the map when asked for; its
-// host time is added to the compute time. The CUDA versions' normed metrics.
+// host time is added to the compute time. cuda-opt's normed metrics, and the CPU versions' on
+// an exact FFT map.
 Params ssd_params_for_normed(const Params& params);
-Status normed_from_ssd_map(const Image& gray_source, const Image& gray_template,
+Status normed_from_ssd_map(const Image& gray_source, const TemplateSums& ts, int w, int h,
                            const Params& params, Result* res);
 
 // ---- the best positions ----------------------------------------------------------------------

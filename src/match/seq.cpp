@@ -21,7 +21,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
   out->reset(new Matcher{gray_template, params, nullptr});
-  if (params.method == Method::FFT) PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft));
+  if (params.method == Method::FFT) PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft));  // SSD, NCC
   return Status::Ok();
 }
 
@@ -122,8 +122,21 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
       auto rescore = [&](std::vector<Position>* candidates) {
         for (Position& p : *candidates) p.score = window_score<Metric::SSD>(gray_source, m->tpl, p.x, p.y);
       };
-      PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map, serial_exec(),
-                          rescore, &res));
+      if (!is_normed(m->params.metric)) {
+        PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map,
+                            serial_exec(), rescore, &res));
+        break;
+      }
+      // NCC: ΣI·T from the FFT's SSD map when it is exact (the bound held), else direct.
+      bool exact = false;
+      PARVIS_TRY(fft::run(m->fft.get(), gray_source, 1, true, serial_exec(), rescore, &res, &exact));
+      if (exact) {
+        PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->tpl.width,
+                                       m->tpl.height, m->params, &res));
+      } else {
+        res.explain += "; the map is not exact everywhere: the direct method instead";
+        PARVIS_TRY(match_direct(*m, gray_source, &res));
+      }
       break;
     }
   }

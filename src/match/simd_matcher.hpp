@@ -47,7 +47,7 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
   m->threads = exec.workers;
   kernels::prepare_template(gray_template, &m->tpl);
   m->tsums = template_sums(gray_template);
-  if (params.metric == Metric::SSD && params.method != Method::Direct) {
+  if (params.metric != Metric::SAD && params.method != Method::Direct) {  // SSD, NCC
     if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft));
     else if (params.method == Method::FFT) return fft::unavailable();
   }
@@ -65,10 +65,6 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
   }
   if (p.metric == Metric::SAD) {
     *why = "auto chose direct: SAD has no FFT form";
-    return Method::Direct;
-  }
-  if (is_normed(p.metric)) {
-    *why = "auto chose direct: the normed metrics take ΣI·T from the exact direct SSD";
     return Method::Direct;
   }
   const double positions = double(map_width_of(src.width, m.tpl.w)) * map_height_of(src.height, m.tpl.h);
@@ -149,7 +145,15 @@ inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result*
     Position* c = cands->data();
     exec.for_each(int(cands->size()), [&](int i, int) { c[i].score = m->k.ssd_at(m->padded, m->tpl, c[i].x, c[i].y); });
   };
-  return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
+  if (!is_normed(m->params.metric))
+    return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
+  // NCC: ΣI·T from the FFT's SSD map when it is exact (the rounding bound held), else direct.
+  bool exact = false;
+  PARVIS_TRY(fft::run(m->fft.get(), src, 1, true, exec, rescore, res, &exact));
+  if (exact) return normed_from_ssd_map(src, m->tsums, m->tpl.w, m->tpl.h, m->params, res);
+  res->explain += "; the map is not exact everywhere: the direct method instead";
+  std::vector<double>().swap(res->map);
+  return run_direct(m, src, exec, res);
 }
 
 inline Status run(Matcher* m, const Image& src, const CpuExec& exec, Result* out) {

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "match/cpu_exec.hpp"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
 
@@ -213,9 +214,11 @@ TemplateSums template_sums(const Image& gray_template) {
 Status WindowSums::build(const Image& src) {
   stride_ = size_t(src.width) + 1;
   const size_t n = stride_ * (size_t(src.height) + 1);
-  try {
-    i_.assign(n, 0);
-    q_.assign(n, 0);
+  try {  // row 0 and column 0 are the zero border; the rest is written below
+    i_.resize(n);
+    q_.resize(n);
+    std::fill(i_.begin(), i_.begin() + std::ptrdiff_t(stride_), uint64_t(0));
+    std::fill(q_.begin(), q_.begin() + std::ptrdiff_t(stride_), uint64_t(0));
   } catch (const std::bad_alloc&) {
     return Status::runtime("out of memory for the window sums of a " + size_text(src.width, src.height) +
                            " source");
@@ -224,6 +227,7 @@ Status WindowSums::build(const Image& src) {
     const uint8_t* r = src.row(y);
     uint64_t row_i = 0, row_q = 0;
     const size_t above = size_t(y) * stride_, here = above + stride_;
+    i_[here] = q_[here] = 0;
     for (int x = 0; x < src.width; ++x) {
       row_i += r[x];
       row_q += uint64_t(r[x]) * r[x];
@@ -257,22 +261,28 @@ Params ssd_params_for_normed(const Params& params) {
 }
 
 Status normed_from_ssd_map(const Image& gray_source, const TemplateSums& ts, int w, int h,
-                           const Params& params, Result* res) {
+                           const Params& params, Result* res, const CpuExec* exec_or_null,
+                           WindowSums* ws_or_null) {
+  const CpuExec exec = exec_or_null ? *exec_or_null : serial_exec();
   const double t0 = now_ms();
   const int map_w = res->map_width, map_h = res->map_height;
   if (res->map.size() != size_t(map_w) * size_t(map_h))
     return Status::runtime("internal: the normed metric needs the exact SSD map");
-  WindowSums ws;
+  WindowSums local;
+  WindowSums& ws = ws_or_null ? *ws_or_null : local;
   PARVIS_TRY(ws.build(gray_source));
-  std::vector<uint64_t> row(static_cast<size_t>(map_w), 0);
-  TopK top(params.top_k);
-  for (int y = 0; y < map_h; ++y) {
+  // Rows over the workers, one row buffer and one top-K each (merged: the order is total).
+  std::vector<std::vector<uint64_t>> rows(size_t(exec.workers), std::vector<uint64_t>(size_t(map_w)));
+  std::vector<FilteredTopK> tops(size_t(exec.workers), FilteredTopK(params.top_k));
+  exec.for_each(map_h, [&](int y, int worker) {
     double* map_row = res->map.data() + size_t(y) * size_t(map_w);
-    for (int x = 0; x < map_w; ++x) row[size_t(x)] = uint64_t(map_row[x]);  // exact SSD
-    normed_row_from_ssd(params.metric, ws, ts, w, h, y, map_w, row.data(), map_row);
-    for (int x = 0; x < map_w; ++x) top.offer(x, y, row[size_t(x)]);
-  }
-  res->best = top.sorted();
+    uint64_t* row = rows[size_t(worker)].data();
+    for (int x = 0; x < map_w; ++x) row[x] = uint64_t(map_row[x]);  // exact SSD
+    normed_row_from_ssd(params.metric, ws, ts, w, h, y, map_w, row, map_row);
+    tops[size_t(worker)].offer_row(row, map_w, y);
+  });
+  for (size_t i = 1; i < tops.size(); ++i) tops[0].top().merge(tops[i].top());
+  res->best = tops[0].top().sorted();
   if (!params.want_map) std::vector<double>().swap(res->map);
   res->timings.compute_ms += now_ms() - t0;
   res->explain = std::string(metric_name(params.metric)) +

@@ -90,8 +90,12 @@ void normed_row_from_ssd(Metric metric, const WindowSums& ws, const TemplateSums
 // host time is added to the compute time. cuda-opt's normed metrics, and the CPU versions' on
 // an exact FFT map.
 Params ssd_params_for_normed(const Params& params);
+// `exec` (cpu_exec.hpp; null: one thread, in order) runs the rows; `ws` (null: a new one)
+// holds the window sums, so that a matcher reuses their memory from run to run.
+struct CpuExec;
 Status normed_from_ssd_map(const Image& gray_source, const TemplateSums& ts, int w, int h,
-                           const Params& params, Result* res);
+                           const Params& params, Result* res, const CpuExec* exec = nullptr,
+                           WindowSums* ws = nullptr);
 
 // ---- the best positions ----------------------------------------------------------------------
 // True when `a` ranks before `b`: the smaller score; on equal scores the smaller y, then the

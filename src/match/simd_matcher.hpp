@@ -25,6 +25,7 @@ struct Matcher {
   // Source layouts, kept between runs so that a video reuses their memory.
   kernels::PaddedSource padded;  // SAD, and re-scoring FFT candidates
   kernels::PairedSource paired;  // SSD maps
+  WindowSums window_sums;        // ΣI, ΣI² of the normed metrics
 };
 
 namespace cpu {
@@ -94,7 +95,7 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
   // The normed metrics: ΣI·T from the exact SSD row, ΣI and ΣI² from WindowSums.
   const bool normed = is_normed(p.metric);
   const bool ssd = p.metric != Metric::SAD;
-  WindowSums ws;
+  WindowSums& ws = m->window_sums;
   if (normed) PARVIS_TRY(ws.build(src));
   try {
     if (ssd) {
@@ -150,7 +151,8 @@ inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result*
   // NCC: ΣI·T from the FFT's SSD map when it is exact (the rounding bound held), else direct.
   bool exact = false;
   PARVIS_TRY(fft::run(m->fft.get(), src, 1, true, exec, rescore, res, &exact));
-  if (exact) return normed_from_ssd_map(src, m->tsums, m->tpl.w, m->tpl.h, m->params, res);
+  if (exact)
+    return normed_from_ssd_map(src, m->tsums, m->tpl.w, m->tpl.h, m->params, res, &exec, &m->window_sums);
   res->explain += "; the map is not exact everywhere: the direct method instead";
   std::vector<double>().swap(res->map);
   return run_direct(m, src, exec, res);

@@ -43,28 +43,20 @@ def main():
         workload = stem.replace("_", "/", 1)
         src = cv2.imread(src_path, cv2.IMREAD_GRAYSCALE)
         tpl = cv2.imread(os.path.join(d, stem + "_template.pgm"), cv2.IMREAD_GRAYSCALE)
-        res = None
-
-        def run():
-            nonlocal res
-            res = cv2.matchTemplate(src, tpl, cv2.TM_SQDIFF)
-
-        ms, reps = median_ms(run)
-        min_val, _, min_loc, _ = cv2.minMaxLoc(res)
-        print(f"{version} {workload} ssd-opencv {threads} {ms:.3f} {reps} {min_loc[0]} {min_loc[1]} "
-              f"{int(round(max(min_val, 0.0)))} TM_SQDIFF", flush=True)
-        if tpl.shape[0] * tpl.shape[1] > 64 * 64:
-            continue
-
-        def run_ncc():
-            nonlocal res
-            res = cv2.matchTemplate(src, tpl, cv2.TM_CCOEFF_NORMED)
-
-        ms, reps = median_ms(run_ncc)
-        _, max_val, _, max_loc = cv2.minMaxLoc(res)
-        print(f"{version} {workload} ncc-opencv {threads} {ms:.3f} {reps} {max_loc[0]} {max_loc[1]} "
-              f"{max_val:.9f} TM_CCOEFF_NORMED", flush=True)
-
+        # TM_SQDIFF (best = smallest) everywhere; TM_CCOEFF_NORMED (largest) on the templates
+        # small enough for a direct run.
+        methods = [("ssd-opencv", cv2.TM_SQDIFF)]
+        if tpl.shape[0] * tpl.shape[1] <= 64 * 64:
+            methods.append(("ncc-opencv", cv2.TM_CCOEFF_NORMED))
+        for name, method in methods:
+            ms, reps = median_ms(lambda: cv2.matchTemplate(src, tpl, method))
+            min_val, max_val, min_loc, max_loc = cv2.minMaxLoc(cv2.matchTemplate(src, tpl, method))
+            if method == cv2.TM_SQDIFF:
+                loc, score, label = min_loc, f"{int(round(max(min_val, 0.0)))}", "TM_SQDIFF"
+            else:
+                loc, score, label = max_loc, f"{max_val:.9f}", "TM_CCOEFF_NORMED"
+            print(f"{version} {workload} {name} {threads} {ms:.3f} {reps} {loc[0]} {loc[1]} {score} {label}",
+                  flush=True)
 
 if __name__ == "__main__":
     main()

@@ -321,7 +321,8 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   if (is_normed(m->asked.metric)) {
     if (m->source_on_device)  // the window sums are taken on the host, from its pixels
       return Status::usage(std::string(metric_name(m->asked.metric)) + " needs the source on the host");
-    PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->w, m->h, m->asked, &res));
+    PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->w, m->h, m->asked, &res,
+                                   nullptr, &m->window_sums));
   }
   *out = std::move(res);
   return Status::Ok();

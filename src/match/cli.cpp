@@ -203,8 +203,7 @@ int cli_match(int argc, char** argv) {
     if (!s.ok()) return report_failure(Status::usage("--max-score: " + s.message));
     max_rank = uint64_t(max_score);
   }
-  if (subpixel && normed)
-    return report_failure(Status::usage("--subpixel fits SSD and SAD scores only (not --metric " + metric_text + ")"));
+
   if (min_distance < 0) return report_failure(Status::usage("--min-distance must be at least 0"));
   const bool selecting = all || min_distance > 1;
   if (selecting) {

@@ -150,6 +150,17 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
 
 uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x,
                   int y) {
+  if (is_normed(metric)) {  // the rank key of the normed score, from the exact sums
+    const TemplateSums ts = template_sums(gray_template);
+    uint64_t si = 0, sii = 0, sit = 0;
+    for (int j = 0; j < gray_template.height; ++j) {
+      const uint8_t* s = gray_source.row(y + j) + x;
+      const uint8_t* t = gray_template.row(j);
+      for (int i = 0; i < gray_template.width; ++i)
+        si += s[i], sii += uint32_t(s[i]) * s[i], sit += uint32_t(s[i]) * t[i];
+    }
+    return ncc::key_of(ncc::score(metric == Metric::NCC, ts.n, si, sii, sit, ts.st, ts.stt));
+  }
   uint64_t sum = 0;
   for (int j = 0; j < gray_template.height; ++j) {
     const uint8_t* s = gray_source.row(y + j) + x;
@@ -167,19 +178,23 @@ Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metr
   const int map_w = map_width_of(gray_source.width, gray_template.width);
   const int map_h = map_height_of(gray_source.height, gray_template.height);
   if (p.x < 1 || p.y < 1 || p.x + 1 >= map_w || p.y + 1 >= map_h) return out;
-  int64_t s[3][3];  // s[j + 1][i + 1] = score at (x + i, y + j); < 2^47
+  // s[j + 1][i + 1] = the score at (x + i, y + j), as a cost to minimise: the integer SSD / SAD
+  // (< 2^47), or minus the normed score. In doubles: for the integer metrics every sum below
+  // is an exact integer (< 2^51), so these are the exact 6 b, 6 d, 6 c, 6 f, 4 e; for the normed
+  // ones a fixed sequence of roundings (shared code: the same bits on every version).
+  double s[3][3];
   for (int j = -1; j <= 1; ++j)
-    for (int i = -1; i <= 1; ++i)
-      s[j + 1][i + 1] = int64_t(score_at(gray_source, gray_template, metric, p.x + i, p.y + j));
-  int64_t col[3] = {0, 0, 0}, row[3] = {0, 0, 0};
+    for (int i = -1; i <= 1; ++i) {
+      const uint64_t v = score_at(gray_source, gray_template, metric, p.x + i, p.y + j);
+      s[j + 1][i + 1] = is_normed(metric) ? -ncc::score_of_key(v) : double(v);
+    }
+  double col[3] = {0, 0, 0}, row[3] = {0, 0, 0};
   for (int j = 0; j < 3; ++j)
     for (int i = 0; i < 3; ++i) col[i] += s[j][i], row[j] += s[j][i];
-  // 6 b, 6 d, 6 c, 6 f, 4 e: exact integers (< 2^51).
-  const int64_t b6 = col[2] - col[0], d6 = col[2] + col[0] - 2 * col[1];
-  const int64_t c6 = row[2] - row[0], f6 = row[2] + row[0] - 2 * row[1];
-  const int64_t e4 = s[2][2] - s[0][2] - s[2][0] + s[0][0];
-  const double b = double(b6) / 6.0, d = double(d6) / 6.0, c = double(c6) / 6.0,
-               f = double(f6) / 6.0, e = double(e4) / 4.0;
+  const double b6 = col[2] - col[0], d6 = (col[2] + col[0]) - 2 * col[1];
+  const double c6 = row[2] - row[0], f6 = (row[2] + row[0]) - 2 * row[1];
+  const double e4 = ((s[2][2] - s[0][2]) - s[2][0]) + s[0][0];
+  const double b = b6 / 6.0, d = d6 / 6.0, c = c6 / 6.0, f = f6 / 6.0, e = e4 / 4.0;
   // Gradient zero: [2d e; e 2f] (ox, oy) = -(b, c).
   const double two_d = 2.0 * d, two_f = 2.0 * f;
   const double det = two_d * two_f - e * e;

@@ -137,7 +137,8 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
                                      int k, int min_distance);
 
 // The exact score of the window at (x, y), on the host (scalar loops, as seq): the neighbours
-// of the sub-pixel fit, the same bits whichever version found the match.
+// of the sub-pixel fit, the same bits whichever version found the match. For the normed
+// metrics its rank key (ncc::key_of of the score).
 uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x, int y);
 
 // --subpixel: a least-squares quadratic f(i, j) = a + b i + c j + d i^2 + e i j + f j^2 on the
@@ -146,9 +147,10 @@ uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric m
 // scores: b = (C_1 - C_-1) / 6, d = (C_1 + C_-1 - 2 C_0) / 6, c and f the same with R,
 // e = (s(1,1) - s(1,-1) - s(-1,1) + s(-1,-1)) / 4. Kept (fitted = true) when the quadratic is a
 // minimum (d > 0, 4 d f - e^2 > 0) and |ox|, |oy| <= 1; otherwise, and where the 3 x 3
-// positions are not all inside the map (a match on its edge), the integer position. Integer
-// sums exact in 64 bits, then one fixed sequence of double operations (shared code, compiled
-// once: the same bits on every version).
+// positions are not all inside the map (a match on its edge), the integer position. The scores
+// are costs: SSD / SAD (their sums exact in doubles, < 2^51), or minus the normed score (so the
+// fit looks for the maximum of NCC); then one fixed sequence of double operations (shared
+// code, compiled once: the same bits on every version).
 struct Subpixel {
   double x = 0, y = 0;
   bool fitted = false;

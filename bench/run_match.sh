@@ -59,7 +59,7 @@ awk '
     if (!(key in pseen)) { pseen[key] = 1; porder[++np] = key }
     if (!($1 in pvseen)) { pvseen[$1] = 1; pvorder[++npv] = $1 }
     pms[key, $1] = $5; next }
-  { method = $3 == "ssd-opencv" ? "ssd-fft" : $3   # OpenCV shown beside the FFT runs
+  { method = $3 == "ssd-opencv" ? "ssd-fft" : $3 == "ncc-opencv" ? "ncc-direct" : $3   # OpenCV beside ours
     key = $2 " " method
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
     if (!($1 in vseen)) { vseen[$1] = 1; vorder[++nv] = $1 }
@@ -88,7 +88,8 @@ awk '
     }
     print "ms = median per run (prepared matcher, after a warm-up); (Nx) = speedup over seq;"
     print "(threads) per version; opencv = cv2.matchTemplate TM_SQDIFF on the same inputs, shown in"
-    print "the ssd-fft rows (float32; only its position is compared)."
+    print "the ssd-fft rows, and TM_CCOEFF_NORMED in the ncc-direct rows (float32; only its position"
+    print "is compared)."
     if (np == 0) exit
     printf "\nGPU parts, median microseconds (CUDA events; stage rows: seed 000 stage table)\n"
     printf "%-19s %-42s", "workload", "method/part"

@@ -21,6 +21,7 @@
 // exact 64-bit sums, the whole map back to the host.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "common.cuh"
 #include "match/fft_common.cuh"
 #include "match/match_common.hpp"
+#include "match/ncc.hpp"
 
 namespace parvis::match {
 
@@ -165,6 +167,30 @@ __global__ void directScore(const uint8_t* src, int width, const uint8_t* tpl, i
   out[size_t(y) * map_w + x] = sum;
 }
 
+// ---- normalized cross-correlation (DESIGN.md, src/match/ncc.hpp) --------------------------------
+
+// One thread per position: the exact sums ΣI, ΣI², ΣI·T of its window, then the shared
+// expression (explicit-rounding intrinsics on the device: the host's bits).
+__global__ void directNormed(const uint8_t* src, int width, const uint8_t* tpl, int w, int h,
+                             int map_w, int map_h, bool coeff, uint64_t st, uint64_t stt,
+                             double* out) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= map_w || y >= map_h) return;
+  uint64_t si = 0, sii = 0, sit = 0;
+  for (int j = 0; j < h; ++j) {
+    const uint8_t* s = src + size_t(y + j) * width + x;
+    const uint8_t* t = tpl + size_t(j) * w;
+    for (int i = 0; i < w; ++i) {
+      const uint32_t a = s[i];
+      si += a;
+      sii += a * a;
+      sit += a * t[i];
+    }
+  }
+  out[size_t(y) * map_w + x] = ncc::score(coeff, uint64_t(w) * uint64_t(h), si, sii, sit, st, stt);
+}
+
 // =============================================================================== host side
 
 // Uploads a grey image into a tightly packed device buffer.
@@ -196,16 +222,19 @@ static uint64_t exact_score(const Image& src, const Image& tpl, Metric metric, i
   return sum;
 }
 
-// Direct method: the whole exact map on the GPU, the best positions on the host.
+// Direct method: the whole exact map on the GPU, the best positions on the host. SSD / SAD:
+// integer scores (directScore); NCC / ccorr-normed: the doubles of directNormed, ranked by
+// their keys (ncc::key_of).
 static Status run_direct(const Matcher& m, const Image& src, Result* res) {
   const Image& tpl = m.tpl;
   const int map_w = res->map_width, map_h = res->map_height;
   const size_t n = size_t(map_w) * map_h;
+  const bool normed = is_normed(m.params.metric);
   EventTimer timer;
   float ms = 0;
 
   DeviceBuffer<uint8_t> d_src, d_tpl;
-  DeviceBuffer<uint64_t> d_map;
+  DeviceBuffer<uint64_t> d_map;  // integer scores, or the doubles' bits
   PARVIS_TRY(d_map.alloc(n));
   PARVIS_TRY(timer.start());
   PARVIS_TRY(upload_gray(src, &d_src));
@@ -216,8 +245,15 @@ static Status run_direct(const Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(timer.start());
   const dim3 block(32, 32);  // seed 003: all 1024 threads of a block, in 2D
   const dim3 grid(div_up(map_w, block.x), div_up(map_h, block.y));
-  directScore<<<grid, block>>>(d_src.get(), src.width, d_tpl.get(), tpl.width, tpl.height, map_w,
-                               map_h, m.params.metric == Metric::SAD, d_map.get());
+  if (normed) {
+    const TemplateSums ts = template_sums(tpl);
+    directNormed<<<grid, block>>>(d_src.get(), src.width, d_tpl.get(), tpl.width, tpl.height,
+                                  map_w, map_h, m.params.metric == Metric::NCC, ts.st, ts.stt,
+                                  reinterpret_cast<double*>(d_map.get()));
+  } else {
+    directScore<<<grid, block>>>(d_src.get(), src.width, d_tpl.get(), tpl.width, tpl.height,
+                                 map_w, map_h, m.params.metric == Metric::SAD, d_map.get());
+  }
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(timer.stop(&ms));
   res->timings.compute_ms = ms;
@@ -234,8 +270,17 @@ static Status run_direct(const Matcher& m, const Image& src, Result* res) {
   res->timings.download_ms = ms;
 
   const double t0 = now_ms();
-  res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);  // argmin on the host
-  if (m.params.want_map) scores_to_map(scores.data(), map_w, map_h, &res->map);
+  if (normed) {  // the doubles' bits -> the map, and their rank keys
+    if (m.params.want_map) PARVIS_TRY(alloc_map(&res->map, n));
+    for (size_t i = 0; i < n; ++i) {
+      double r;
+      std::memcpy(&r, &scores[i], sizeof r);
+      if (m.params.want_map) res->map[i] = r;
+      scores[i] = ncc::key_of(r);
+    }
+  }
+  res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);  // on the host
+  if (m.params.want_map && !normed) scores_to_map(scores.data(), map_w, map_h, &res->map);
   res->timings.compute_ms += now_ms() - t0;
   res->method_used = Method::Direct;
   return Status::Ok();
@@ -389,6 +434,13 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   out->map_width = map_width_of(gray_source.width, m->tpl.width);
   out->map_height = map_height_of(gray_source.height, m->tpl.height);
   Method method = m->params.method;
+  if (is_normed(m->params.metric)) {
+    res.explain = std::string(method == Method::Auto ? "auto" : method_name(method)) +
+                  ": direct (cuda-naive sums the normed metrics directly, on the device)";
+    PARVIS_TRY(run_direct(*m, gray_source, &res));
+    *out = std::move(res);
+    return Status::Ok();
+  }
   if (method == Method::Auto) {
     // The seeds' choice: seed 000 matched SSD by FFT, seed 003 SAD directly. A wanted map
     // must be exact (as seq's is), which only the direct method gives.

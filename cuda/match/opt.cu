@@ -78,7 +78,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(check_template(gray_template));
   MatcherPtr m(new Matcher);
   m->tpl = gray_template;
-  m->params = params;
+  m->params = is_normed(params.metric) ? ssd_params_for_normed(params) : params;
+  m->asked = params;
   m->w = gray_template.width;
   m->h = gray_template.height;
   const int w = m->w, h = m->h;
@@ -317,6 +318,12 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     PARVIS_TRY(run_fft(*m, gray_source, out));
   else
     PARVIS_TRY(run_direct(*m, gray_source, out));
+  if (is_normed(m->asked.metric)) {
+    if (m->source_on_device)  // the window sums are taken on the host, from its pixels
+      return Status::usage(std::string(metric_name(m->asked.metric)) + " needs the source on the host");
+    PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->w, m->h, m->asked, out,
+                                   nullptr, &m->window_sums));
+  }
   return Status::Ok();
 }
 

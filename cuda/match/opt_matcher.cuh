@@ -99,7 +99,9 @@ inline Status alloc_host(std::vector<T>* v, size_t n, const char* what = "scores
 // template spectrum and the captured graphs.
 struct Matcher {
   Image tpl;
-  Params params;
+  Params params;  // what runs: for the normed metrics, exact SSD with its map
+  Params asked;   // what was asked for
+  WindowSums window_sums;  // the normed metrics' ΣI, ΣI² (host), reused from run to run
   int w = 0, h = 0;
   uint64_t t2 = 0;  // sum of T^2
   double tpl_l1 = 0, tpl_l2 = 0;

@@ -6,7 +6,8 @@
 // Inputs are made in-process, deterministically: a "natural-looking" grey scene (value-noise
 // octaves, like light and texture, plus discs and boxes, like objects) from a fixed PRNG.
 // Each source is cut from the scene and each template from its source, so the best match
-// is exact (score 0) and every version must report the same one.
+// is exact (score 0; ncc-direct / ccorr-normed-direct: 1) and every version must report the
+// same one.
 //
 // Timing: the matcher is prepared once (as the video path does), one warm-up run (plans,
 // buffers), then runs until 3 repetitions and ~1 s have passed (at most 25); the median is
@@ -31,7 +32,7 @@
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
 #include "color/color.hpp"
-#include "match/match.hpp"
+#include "match/match_common.hpp"
 
 namespace parvis {
 
@@ -106,7 +107,7 @@ Image synthetic_scene(int width, int height, uint64_t seed) {
 struct Workload {
   const char* name;
   int src_w, src_h, tpl_w, tpl_h;
-  const char* methods;  // which of ssd-direct, sad-direct, ssd-fft, ssd-auto run by default
+  const char* methods;  // which of kMethods run by default
 };
 
 // Seed 000's two cases (too large for a direct run on seq: 10^11 pixel comparisons), and
@@ -114,11 +115,17 @@ struct Workload {
 const Workload kWorkloads[] = {
     {"1326x1025/479x432", 1326, 1025, 479, 432, "ssd-fft ssd-auto"},
     {"1200x1983/150x150", 1200, 1983, 150, 150, "ssd-fft ssd-auto"},
-    {"640x480/64x64", 640, 480, 64, 64, "ssd-direct sad-direct ssd-fft ssd-auto"},
-    {"1920x1080/16x16", 1920, 1080, 16, 16, "ssd-direct sad-direct ssd-fft ssd-auto"},
+    {"640x480/64x64", 640, 480, 64, 64, "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft"},
+    {"1920x1080/16x16", 1920, 1080, 16, 16, "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft"},
     // A 4K frame (issue 5's GPU target): FFT only by default (direct on seq: ~30 min).
     {"3840x2160/128x128", 3840, 2160, 128, 128, "ssd-fft"},
 };
+
+// "<metric>-<method>": the metric's name (match.cpp) and the method after the last '-'.
+const char* const kMethods[] = {"ssd-direct", "sad-direct", "ssd-fft",  "ssd-auto",
+                                "ncc-direct", "ncc-fft",    "ncc-auto", "ccorr-normed-direct"};
+const char* const kMethodList =
+    "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ncc-auto ccorr-normed-direct";
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -228,7 +235,9 @@ int bench_match(int argc, char** argv) {
       "compute, download (CUDA events) and seed 000's stage table. Workloads:\n"
       "  1326x1025/479x432 1200x1983/150x150 (seed 000), 640x480/64x64 1920x1080/16x16,\n"
       "  3840x2160/128x128\n"
-      "Methods: ssd-direct sad-direct ssd-fft ssd-auto (default: those listed per workload).");
+      "Methods: ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ncc-auto\n"
+      "ccorr-normed-direct "
+      "(default: those listed per workload).");
   args.option("--workload", &only_workload, "NAME", "run only this workload");
   args.option("--method", &only_method, "LIST",
               "space- or comma-separated methods to run (e.g. ssd-direct,ssd-fft), on every workload");
@@ -254,9 +263,8 @@ int bench_match(int argc, char** argv) {
         word += only_method[i];
         continue;
       }
-      if (!word.empty() && !has_word("ssd-direct sad-direct ssd-fft ssd-auto", word))
-        return report_failure(Status::usage("unknown method '" + word +
-                                            "' (known: ssd-direct sad-direct ssd-fft ssd-auto)"));
+      if (!word.empty() && !has_word(kMethodList, word))
+        return report_failure(Status::usage("unknown method '" + word + "' (known: " + kMethodList + ")"));
       word.clear();
     }
   }
@@ -286,11 +294,12 @@ int bench_match(int argc, char** argv) {
       if (s.ok()) s = image_write(stem + "_template.pgm", tpl);
       if (!s.ok()) return report_failure(s);
     }
-    for (const char* method : {"ssd-direct", "sad-direct", "ssd-fft", "ssd-auto"}) {
+    for (const char* method : kMethods) {
       if (!has_word(only_method.empty() ? wl.methods : only_method, method)) continue;
       match::Params params;
-      params.metric = method[1] == 'a' ? match::Metric::SAD : match::Metric::SSD;
-      const std::string how = method + 4;
+      const std::string name = method, how = name.substr(name.rfind('-') + 1);
+      s = match::parse_metric(name.substr(0, name.rfind('-')), &params.metric);
+      if (!s.ok()) return report_failure(s);
       params.method = how == "fft" ? match::Method::FFT : how == "auto" ? match::Method::Auto
                                                                          : match::Method::Direct;
       match::MatcherPtr matcher;
@@ -332,8 +341,13 @@ int bench_match(int argc, char** argv) {
       const double median = median_of(times);
       const match::Position& b = res.best.at(0);
       const char* used = match::method_name(res.method_used);
-      std::printf("%s %s %s %s %.3f %zu %d %d %llu %s\n", kVersionName, wl.name, method,
-                  threads.c_str(), median, n, b.x, b.y, (unsigned long long)b.score, used);
+      char score[40];
+      if (match::is_normed(params.metric))
+        std::snprintf(score, sizeof score, "%.9f", match::score_value(params.metric, b.score));
+      else
+        std::snprintf(score, sizeof score, "%llu", (unsigned long long)b.score);
+      std::printf("%s %s %s %s %.3f %zu %d %d %s %s\n", kVersionName, wl.name, method,
+                  threads.c_str(), median, n, b.x, b.y, score, used);
       if (gpu && !upload.empty()) {
         // cuda-opt's PARVIS_UPLOAD mode (whole, chunked, direct, register) names the line.
         const char* mode = std::getenv("PARVIS_UPLOAD");

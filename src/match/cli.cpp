@@ -1,5 +1,6 @@
-// ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft] [--out FILE]
-//              [--map FILE.npy] [--top K] [--all --max-score S] [--min-distance D]
+// ./main match SOURCE TEMPLATE [--metric ssd|sad|ncc|ccorr-normed] [--method auto|direct|fft]
+//              [--out FILE] [--map FILE.npy] [--top K] [--all --max-score S | --min-score S]
+//              [--min-distance D]
 //              [--color NAME] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R] [--json]
 //              [--explain]
 // Finds the template in the source (on grey, DESIGN.md's formula) — the best match, the K
@@ -7,6 +8,7 @@
 // pixels of each reported match that fall in an HSV range (full / empty capsule, seed 000),
 // and writes the annotated source and the score map only once everything has succeeded.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -74,14 +76,26 @@ Image annotate(const Image& source, const std::vector<Rect>& rects) {
   return img;
 }
 
+// A reported score: the exact integer (SSD, SAD), or the normed double (ncc.hpp).
+void json_score(Json& j, match::Metric metric, uint64_t score) {
+  if (match::is_normed(metric)) j.num(match::score_value(metric, score));
+  else j.num(score);
+}
+std::string score_text(match::Metric metric, uint64_t score) {
+  char buf[40];
+  if (match::is_normed(metric)) std::snprintf(buf, sizeof buf, "%.9f", match::score_value(metric, score));
+  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(score));
+  return buf;
+}
+
 // One reported position; with a colour verdict when `verdict` is given, with the sub-pixel
 // position when `sub` is.
-void json_position(Json& j, const match::Position& p, const char* verdict = nullptr,
-                   const match::Subpixel* sub = nullptr) {
+void json_position(Json& j, match::Metric metric, const match::Position& p,
+                   const char* verdict = nullptr, const match::Subpixel* sub = nullptr) {
   j.begin_object();
   j.key("x").num(p.x);
   j.key("y").num(p.y);
-  j.key("score").num(p.score);
+  json_score(j.key("score"), metric, p.score);
   if (verdict) j.key("verdict").str(verdict);
   if (sub) j.key("sx").num(sub->x).key("sy").num(sub->y).key("fitted").boolean(sub->fitted);
   j.end_object();
@@ -100,30 +114,38 @@ void print_subpixel(const match::Subpixel& sub) {
 int cli_match(int argc, char** argv) {
   std::string metric_text = "ssd", method_text = "auto", out_path, map_path;
   std::string color_name, hsv_min, hsv_max;
-  std::string max_score_text;
+  std::string max_score_text, min_score_text;
   int top_k = 1, min_distance = 0;
   double full_ratio = 0.2;
   bool json = false, explain = false, all = false, subpixel = false;
   ArgParser args(
-      "usage: ./main match SOURCE TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
-      "                    [--out annotated.png] [--map scores.npy] [--top K]\n"
-      "                    [--all --max-score S] [--min-distance D] [--subpixel]\n"
+      "usage: ./main match SOURCE TEMPLATE [--metric ssd|sad|ncc|ccorr-normed]\n"
+      "                    [--method auto|direct|fft] [--out annotated.png] [--map scores.npy]\n"
+      "                    [--top K] [--all --max-score S | --all --min-score S]\n"
+      "                    [--min-distance D] [--subpixel]\n"
       "                    [--color blue] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R]\n"
       "Finds TEMPLATE in SOURCE (both made grey) by the exact sum of squared (ssd) or absolute\n"
-      "(sad) differences; the best match has the smallest score, ties go to the smallest y,\n"
-      "then x. --all --max-score S lists every position scoring at most S, --min-distance D\n"
+      "(sad) differences, where the smallest score is best, or by normalized cross-correlation\n"
+      "(ncc: OpenCV's TM_CCOEFF_NORMED; ccorr-normed: TM_CCORR_NORMED; from exact integer sums,\n"
+      "the same bits on every version), where the largest is best; ties go to the smallest y,\n"
+      "then x. --all --max-score S (ssd, sad) or --all --min-score S (ncc, ccorr-normed) lists\n"
+      "every position scoring at least as well as S, --min-distance D\n"
       "drops a position within D (in x and y) of a better reported one. With --color, counts\n"
       "the pixels of each reported match inside an HSV range (OpenCV's 8-bit convention:\n"
       "H 0..179, S and V 0..255) and calls it full or empty.");
-  args.option("--metric", &metric_text, "ssd|sad", "the score (default ssd)");
+  args.option("--metric", &metric_text, "ssd|sad|ncc|ccorr-normed", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
-              "direct sums, or SSD through FFT cross-correlation (default auto)");
+              "direct sums, or ΣI·T through FFT cross-correlation: ssd, ncc, ccorr-normed "
+              "(default auto)");
   args.option("--out", &out_path, "FILE",
               "the source with a red rectangle on the best match (--all, --min-distance: on each)");
-  args.option("--map", &map_path, "FILE.npy", "every score, float64, shape (H-h+1, W-w+1)");
+  args.option("--map", &map_path, "FILE.npy",
+              "every score, float64, shape (H-h+1, W-w+1) (ncc: the scores themselves)");
   args.option("--top", &top_k, "K", "list the K best positions (default 1)");
   args.flag("--all", &all, "list every position scoring at most --max-score (best first)");
-  args.option("--max-score", &max_score_text, "S", "with --all: the largest score reported");
+  args.option("--max-score", &max_score_text, "S", "with --all (ssd, sad): the largest score reported");
+  args.option("--min-score", &min_score_text, "S",
+              "with --all (ncc, ccorr-normed): the smallest score reported, in [-1, 1]");
   args.option("--min-distance", &min_distance, "D",
               "no two reported matches closer than D in both x and y (the better one is kept)");
   args.flag("--subpixel", &subpixel,
@@ -156,13 +178,32 @@ int cli_match(int argc, char** argv) {
   if (!s.ok()) return report_failure(s);
   // Every match / suppression: chosen from the exact score map, which the direct method gives
   // on every version (select_matches, DESIGN.md).
+  // The threshold as a rank (Position::score): the integer S, or the normed key of S.
+  const bool normed = match::is_normed(params.metric);
+  const std::string& threshold_text = normed ? min_score_text : max_score_text;
+  const char* threshold_option = normed ? "--min-score" : "--max-score";
+  if (!(normed ? max_score_text : min_score_text).empty())
+    return report_failure(Status::usage(std::string(normed ? "--max-score" : "--min-score") +
+                                        " does not apply to --metric " + metric_text + ": use " +
+                                        threshold_option));
   int64_t max_score = 0;
-  if (all != !max_score_text.empty())
-    return report_failure(Status::usage("--all and --max-score S go together"));
-  if (all) {
+  double min_score = 0;
+  uint64_t max_rank = 0;
+  if (all != !threshold_text.empty())
+    return report_failure(Status::usage(std::string("--all and ") + threshold_option + " S go together"));
+  if (all && normed) {
+    char* end = nullptr;
+    min_score = std::strtod(threshold_text.c_str(), &end);
+    if (end == threshold_text.c_str() || *end != '\0' || !(min_score >= -1.0 && min_score <= 1.0))
+      return report_failure(Status::usage("--min-score wants a number in [-1, 1], got '" + threshold_text + "'"));
+    min_score += 0.0;  // -0 -> +0: the same threshold
+    max_rank = match::rank_of(params.metric, min_score);
+  } else if (all) {
     s = parse_int(max_score_text, 0, int64_t(1) << 62, &max_score);
     if (!s.ok()) return report_failure(Status::usage("--max-score: " + s.message));
+    max_rank = uint64_t(max_score);
   }
+
   if (min_distance < 0) return report_failure(Status::usage("--min-distance must be at least 0"));
   const bool selecting = all || min_distance > 1;
   if (selecting) {
@@ -187,8 +228,8 @@ int cli_match(int argc, char** argv) {
   if (s.ok()) s = match::matcher_run(matcher.get(), gray_source, &res);
   if (!s.ok()) return report_failure(s);
   if (selecting)
-    res.best = match::select_matches(res.map, res.map_width, res.map_height, all,
-                                     uint64_t(max_score), top_k, min_distance);
+    res.best = match::select_matches(res.map, res.map_width, res.map_height, params.metric, all,
+                                     max_rank, top_k, min_distance);
   if (res.best.empty() && !all) return report_failure(Status::runtime("match returned no position"));
   std::vector<Rect> rects;
   for (const match::Position& p : res.best) rects.push_back(Rect{p.x, p.y, tpl.width, tpl.height});
@@ -258,16 +299,17 @@ int cli_match(int argc, char** argv) {
     if (any) {
       j.key("x").num(best.x);
       j.key("y").num(best.y);
-      j.key("score").num(best.score);
+      json_score(j.key("score"), params.metric, best.score);
     }
     if (selecting) {
       j.key("count").num(n);
-      if (all) j.key("max_score").num(uint64_t(max_score));
+      if (all && normed) j.key("min_score").num(min_score);
+      else if (all) j.key("max_score").num(uint64_t(max_score));
       j.key("min_distance").num(min_distance);
     }
     j.key("top").begin_array();
     for (int i = 0; i < n; ++i)
-      json_position(j, res.best[size_t(i)],
+      json_position(j, params.metric, res.best[size_t(i)],
                     selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr,
                     subpixel ? &subs[size_t(i)] : nullptr);
     j.end_array();
@@ -300,14 +342,14 @@ int cli_match(int argc, char** argv) {
     std::printf("%s\n", j.text().c_str());
   } else {
     if (any)
-      std::printf("match %s at x=%d y=%d score=%llu (template %dx%d in %dx%d)\n",
+      std::printf("match %s at x=%d y=%d score=%s (template %dx%d in %dx%d)\n",
                   match::metric_name(params.metric), best.x, best.y,
-                  static_cast<unsigned long long>(best.score), tpl.width, tpl.height, source.width,
-                  source.height);
+                  score_text(params.metric, best.score).c_str(), tpl.width, tpl.height,
+                  source.width, source.height);
     else
-      std::printf("match %s: no position scores at most %lld (template %dx%d in %dx%d)\n",
-                  match::metric_name(params.metric), static_cast<long long>(max_score), tpl.width,
-                  tpl.height, source.width, source.height);
+      std::printf("match %s: no position scores %s %s (template %dx%d in %dx%d)\n",
+                  match::metric_name(params.metric), normed ? "at least" : "at most",
+                  threshold_text.c_str(), tpl.width, tpl.height, source.width, source.height);
     if (subpixel && any) {
       std::printf("best:");
       print_subpixel(subs[0]);
@@ -315,8 +357,8 @@ int cli_match(int argc, char** argv) {
     }
     for (int i = 1; i < n; ++i) {
       const match::Position& p = res.best[size_t(i)];
-      std::printf("  #%d at x=%d y=%d score=%llu", i + 1, p.x, p.y,
-                  static_cast<unsigned long long>(p.score));
+      std::printf("  #%d at x=%d y=%d score=%s", i + 1, p.x, p.y,
+                  score_text(params.metric, p.score).c_str());
       if (subpixel) print_subpixel(subs[size_t(i)]);
       if (selecting && color_req.enabled)
         std::printf(" -> %s (%.1f%%)", kVerdict[is_full[size_t(i)] ? 1 : 0], 100.0 * fractions[size_t(i)]);

@@ -348,7 +348,7 @@ static inline double round_to_integer(double v) {
 
 
 Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& exec,
-           RescoreFn rescore, Result* res) {
+           RescoreFn rescore, Result* res, bool* exact_map) {
   PARVIS_TRY(setup_size(p, src.width, src.height, exec));
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
@@ -434,6 +434,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   // reused Result the text fits the memory of the previous frame's).
   char note[200];
   std::vector<Position>& best = p->best;
+  if (exact_map) *exact_map = true;
   if (exact) {
     // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
     // K windows); a difference would mean the bound failed, and then every position is
@@ -478,6 +479,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     for (const auto& f : p->found) candidates.insert(candidates.end(), f.begin(), f.end());
     rescore(&candidates);
     for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
+    if (exact_map) *exact_map = false;
     select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
     std::snprintf(note, sizeof note,
                   "rounding bound on sum(I*T) %.3g >= 0.5: re-scored directly the %zu positions "
@@ -513,7 +515,7 @@ struct Plan {};
 bool available() { return false; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 Status prepare(const Image&, int, PlanPtr*) { return unavailable(); }
-Status run(Plan*, const Image&, int, bool, const CpuExec&, RescoreFn, Result*) {
+Status run(Plan*, const Image&, int, bool, const CpuExec&, RescoreFn, Result*, bool*) {
   return unavailable();
 }
 

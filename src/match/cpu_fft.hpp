@@ -55,8 +55,10 @@ using RescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 // appends to res->explain what it did about rounding. The passes over pixels run through
 // `exec`, and so do the FFTs: FFTW plans for the plan's thread count, its parallel loops
 // run on exec's workers (no second thread pool).
+// `exact_map` (when not null) says whether every entry of the map is exact (the bound held,
+// or every position was re-scored): the normed metrics take their ΣI·T from it only then.
 Status run(Plan* plan, const Image& gray_source, int top_k, bool want_map, const CpuExec& exec,
-           RescoreFn rescore, Result* res);
+           RescoreFn rescore, Result* res, bool* exact_map = nullptr);
 
 // ---- the cost model of `auto` -------------------------------------------------------------
 // The padded FFT size used for a source of this size (n0 rows × n1 columns).

@@ -12,7 +12,9 @@
 
 namespace parvis::match {
 
-enum class Metric { SSD, SAD };
+// NCC: OpenCV's TM_CCOEFF_NORMED; CCorrNormed: TM_CCORR_NORMED (src/match/ncc.hpp). Both are
+// "largest is best"; Position::score holds their rank key (ncc::key_of).
+enum class Metric { SSD, SAD, NCC, CCorrNormed };
 enum class Method { Auto, Direct, FFT };
 
 struct Params {
@@ -28,14 +30,16 @@ struct Params {
 // One candidate position: top-left corner of the template in the source.
 struct Position {
   int x = 0, y = 0;
-  uint64_t score = 0;  // exact integer SSD or SAD
+  // The exact integer SSD or SAD; for NCC / ccorr-normed the rank key of the double score
+  // (ncc::key_of: larger score, smaller key), so that one order ranks every metric.
+  uint64_t score = 0;
 };
 
 struct Result {
   // The top_k best positions: smallest score first; ties go to the smallest y, then x.
   std::vector<Position> best;
   int map_width = 0, map_height = 0;  // W - w + 1, H - h + 1
-  std::vector<double> map;            // row-major scores, only when Params::want_map
+  std::vector<double> map;            // row-major scores (NCC: the doubles), only when want_map
   Method method_used = Method::Direct;
   std::string explain;  // why `auto` chose the method it did
   Timings timings;

@@ -12,7 +12,7 @@
 namespace parvis::match {
 
 // ---- names and parsing -------------------------------------------------------------------
-// "ssd" / "sad" and "auto" / "direct" / "fft" -> the enums; anything else is a usage error.
+// "ssd" / "sad" / "ncc" / "ccorr-normed" and "auto" / "direct" / "fft" -> the enums; anything else is a usage error.
 Status parse_metric(const std::string& text, Metric* out);
 Status parse_method(const std::string& text, Method* out);
 
@@ -46,6 +46,56 @@ template <Metric M>
 inline uint32_t pixel_cost(int d) {
   return M == Metric::SSD ? pixel_cost_ssd(d) : pixel_cost_sad(d);
 }
+
+// ---- normalized cross-correlation (ncc.hpp, DESIGN.md) ------------------------------------
+// NCC and ccorr-normed: largest is best, scores are doubles (Position::score: their rank key).
+inline bool is_normed(Metric m) { return m == Metric::NCC || m == Metric::CCorrNormed; }
+// The value a reported score stands for: the integer SSD / SAD, or the normed double.
+double score_value(Metric metric, uint64_t score);
+// The rank (Position::score) of a map entry: the exact integer, or the normed key.
+uint64_t rank_of(Metric metric, double map_value);
+
+// The template's part of the sums: n = w * h, ΣT, ΣT².
+struct TemplateSums {
+  uint64_t n = 0, st = 0, stt = 0;
+};
+TemplateSums template_sums(const Image& gray_template);
+
+// ΣI and ΣI² of any w x h window in O(1): integral images of I and I² ((W+1) x (H+1),
+// u64, exact: < 2^47). Built once per source; the versions that get ΣI·T from an SSD map
+// (SSD = ΣI² − 2ΣI·T + ΣT², so ΣI·T = (ΣI² + ΣT² − SSD) / 2, exactly) take the rest here.
+class WindowSums {
+ public:
+  Status build(const Image& gray_source);  // runtime error when out of memory
+  void at(int x, int y, int w, int h, uint64_t* si, uint64_t* sii) const {
+    const size_t s = stride_, x0 = size_t(x), x1 = size_t(x) + size_t(w);
+    const size_t y0 = size_t(y) * s, y1 = (size_t(y) + size_t(h)) * s;
+    *si = i_[y1 + x1] - i_[y0 + x1] - i_[y1 + x0] + i_[y0 + x0];
+    *sii = q_[y1 + x1] - q_[y0 + x1] - q_[y1 + x0] + q_[y0 + x0];
+  }
+
+ private:
+  size_t stride_ = 0;
+  std::vector<uint64_t> i_, q_;
+};
+
+// One row y of normed scores from the exact SSD row of a w x h template: `scores` holds the
+// SSD on entry and the rank keys on return; `map_row` (when not null) gets the doubles.
+void normed_row_from_ssd(Metric metric, const WindowSums& ws, const TemplateSums& ts, int w,
+                         int h, int y, int map_width, uint64_t* scores, double* map_row);
+
+// The parameters of the exact SSD run a normed match is computed from (the direct method,
+// with its map), and the conversion of that run's Result (map of exact SSDs) into the normed
+// result the caller asked for (`params`): best positions, and the map when asked for; its
+// host time is added to the compute time. cuda-opt's normed metrics, and the CPU versions' on
+// an exact FFT map.
+Params ssd_params_for_normed(const Params& params);
+// `exec` (cpu_exec.hpp; null: one thread, in order) runs the rows; `ws` (null: a new one)
+// holds the window sums, so that a matcher reuses their memory from run to run.
+struct CpuExec;
+Status normed_from_ssd_map(const Image& gray_source, const TemplateSums& ts, int w, int h,
+                           const Params& params, Result* res, const CpuExec* exec = nullptr,
+                           WindowSums* ws = nullptr);
 
 // ---- the best positions ----------------------------------------------------------------------
 // True when `a` ranks before `b`: the smaller score; on equal scores the smaller y, then the
@@ -84,12 +134,14 @@ std::vector<Position> select_best(const uint64_t* scores, int map_width, int map
 // most `max_score` — and a position is kept unless a kept one lies closer than min_distance in
 // both x and y (|dx| < D and |dy| < D): the better one always wins, so ties go to the smaller
 // y, then x. Without `all`, stops after k kept. min_distance <= 1 suppresses nothing.
+// `max_rank` is the threshold as a rank (rank_of: for NCC the key of --min-score).
 std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
-                                     int map_height, bool all, uint64_t max_score, int k,
-                                     int min_distance);
+                                     int map_height, Metric metric, bool all, uint64_t max_rank,
+                                     int k, int min_distance);
 
 // The exact score of the window at (x, y), on the host (scalar loops, as seq): the neighbours
-// of the sub-pixel fit, the same bits whichever version found the match.
+// of the sub-pixel fit, the same bits whichever version found the match. For the normed
+// metrics its rank key (ncc::key_of of the score).
 uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x, int y);
 
 // --subpixel: a least-squares quadratic f(i, j) = a + b i + c j + d i^2 + e i j + f j^2 on the
@@ -98,9 +150,10 @@ uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric m
 // scores: b = (C_1 - C_-1) / 6, d = (C_1 + C_-1 - 2 C_0) / 6, c and f the same with R,
 // e = (s(1,1) - s(1,-1) - s(-1,1) + s(-1,-1)) / 4. Kept (fitted = true) when the quadratic is a
 // minimum (d > 0, 4 d f - e^2 > 0) and |ox|, |oy| <= 1; otherwise, and where the 3 x 3
-// positions are not all inside the map (a match on its edge), the integer position. Integer
-// sums exact in 64 bits, then one fixed sequence of double operations (shared code, compiled
-// once: the same bits on every version).
+// positions are not all inside the map (a match on its edge), the integer position. The scores
+// are costs: SSD / SAD (their sums exact in doubles, < 2^51), or minus the normed score (so the
+// fit looks for the maximum of NCC); then one fixed sequence of double operations (shared
+// code, compiled once: the same bits on every version).
 struct Subpixel {
   double x = 0, y = 0;
   bool fitted = false;

@@ -2,12 +2,15 @@
 // SSD(row 1, column 2) = 72), its SAD map, the tie rule, edge sizes, the property "a template
 // cut from the source is found where it was cut, with score 0", and every score of a small
 // random case against a naive recomputation here. Run through the linked version.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "common/selftest.hpp"
 #include "match/match_common.hpp"
+#include "match/ncc.hpp"
 #include "match/ntt.hpp"
 
 namespace parvis {
@@ -233,6 +236,113 @@ void random_cases(SelftestReport& r) {
   }
 }
 
+// NCC and ccorr-normed against a recomputation here by their textbook definitions (means
+// subtracted, long double), on noise with planted flat windows (a 20x12 patch of 77) and a
+// row of zeros; flat windows score exactly 0, a flat template exactly 1 (ncc), the best is
+// the largest score; the rank key orders like the score and reads back.
+void normed_cases(SelftestReport& r) {
+  Image src = noise_image(61, 37, 11);
+  const Image tpl = noise_image(13, 7, 12);
+  for (int y = 3; y < 15; ++y)
+    for (int x = 30; x < 50; ++x) src.at(x, y)[0] = 77;
+  for (int x = 0; x < 61; ++x) for (int y = 30; y < 37; ++y) src.at(x, y)[0] = 0;
+  const Image flat_tpl = crop(src, Rect{31, 4, 9, 5});
+  const int tw = tpl.width, th = tpl.height;
+  for (Metric metric : {Metric::NCC, Metric::CCorrNormed}) {
+    const bool coeff = metric == Metric::NCC;
+    const std::string name = std::string("match random 61x37 / 13x7 ") + match::metric_name(metric);
+    match::Result res;
+    if (!r.expect_ok(name, run(src, tpl, metric, 5, true, &res))) return;
+    const int mw = 61 - tw + 1, mh = 37 - th + 1;
+    long double tmean = 0;
+    for (int j = 0; j < th; ++j)
+      for (int i = 0; i < tw; ++i) tmean += tpl.at(i, j)[0];
+    tmean = coeff ? tmean / (tw * th) : 0;
+    double worst = 0;
+    int flat_wrong = 0, flat_windows = 0;
+    for (int y = 0; y < mh; ++y)
+      for (int x = 0; x < mw; ++x) {
+        long double imean = 0;
+        for (int j = 0; j < th; ++j)
+          for (int i = 0; i < tw; ++i) imean += src.at(x + i, y + j)[0];
+        imean = coeff ? imean / (tw * th) : 0;
+        long double num = 0, di = 0, dt = 0;
+        for (int j = 0; j < th; ++j)
+          for (int i = 0; i < tw; ++i) {
+            const long double a = src.at(x + i, y + j)[0] - imean, b = tpl.at(i, j)[0] - tmean;
+            num += a * b, di += a * a, dt += b * b;
+          }
+        const double got = res.map[size_t(y) * mw + x];
+        if (di == 0) {
+          ++flat_windows;
+          flat_wrong += got != 0.0;
+          continue;
+        }
+        worst = std::max(worst, double(std::fabs(num / std::sqrt(di * dt) - got)));
+      }
+    r.check(name + ": whole map within 1e-12 of the definition", worst <= 1e-12,
+            "largest difference " + std::to_string(worst));
+    r.check(name + ": flat windows score 0", flat_windows > 0 && flat_wrong == 0,
+            std::to_string(flat_wrong) + " of " + std::to_string(flat_windows));
+    std::vector<uint64_t> keys(res.map.size());
+    for (size_t i = 0; i < keys.size(); ++i) keys[i] = match::ncc::key_of(res.map[i]);
+    std::string d;
+    r.check(name + ": top 5 are the largest", same_positions(res.best, match::select_best(keys.data(), mw, mh, 5), &d), d);
+    r.check(name + ": best first", res.best.size() == 5 &&
+                                       match::score_value(metric, res.best[0].score) >=
+                                           match::score_value(metric, res.best[4].score));
+    if (!r.expect_ok(name, run(src, crop(src, Rect{5, 9, tw, th}), metric, 1, false, &res))) return;
+    r.check(name + ": a cut is found where it was cut, score 1",
+            res.best.size() == 1 && res.best[0].x == 5 && res.best[0].y == 9 &&
+                match::score_value(metric, res.best[0].score) == 1.0);
+  }
+  match::Result res;
+  if (r.expect_ok("match ncc flat template", run(src, flat_tpl, Metric::NCC, 3, true, &res))) {
+    bool all_one = true;
+    for (double v : res.map) all_one = all_one && v == 1.0;
+    std::string d;
+    r.check("match ncc flat template: 1 everywhere, ties by (y, x)",
+            all_one && same_positions(res.best, {{0, 0, match::ncc::key_of(1.0)}, {1, 0, match::ncc::key_of(1.0)},
+                                                 {2, 0, match::ncc::key_of(1.0)}}, &d), d);
+  }
+  const double v[] = {-1.0, -0.75, -1e-300, 0.0, 1e-300, 0.3, 0.99999999999999989, 1.0};
+  bool ordered = true;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; ++i) {
+    ordered = ordered && match::ncc::score_of_key(match::ncc::key_of(v[i])) == v[i];
+    if (i) ordered = ordered && match::ncc::key_of(v[i]) < match::ncc::key_of(v[i - 1]);
+  }
+  r.check("match ncc rank key: larger score, smaller key; reads back", ordered);
+  // The 64-bit path (templates up to kNarrowMaxN pixels) gives the 128-bit path's bits: random
+  // sums of windows of n pixels, n up to the limit, extreme values included.
+  uint64_t state = 99;
+  auto next = [&state]() { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  int narrow_bad = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t n = i < 4 ? match::ncc::kNarrowMaxN : 1 + (next() >> 11) % match::ncc::kNarrowMaxN;
+    uint64_t sum[2], sq[2];
+    for (int k = 0; k < 2; ++k) {  // a window of n pixels taking two values a <= b, c of them b
+      const uint64_t a = (next() >> 56) % 256, b = a + (next() >> 56) % (256 - a), c = (next() >> 11) % (n + 1);
+      const bool extreme = i < 4;
+      sum[k] = extreme ? 255 * (n / 2) : a * (n - c) + b * c;
+      sq[k] = extreme ? 255 * 255 * (n / 2) : a * a * (n - c) + b * b * c;
+    }
+    const uint64_t sit = (next() >> 11) % (std::min(sq[0], sq[1]) + 1);
+    const double narrow = match::ncc::score(true, n, sum[0], sq[0], sit, sum[1], sq[1]);
+    const double wide = match::ncc::score(true, n, sum[0], sq[0], sit, sum[1], sq[1], true);
+    narrow_bad += narrow != wide;
+  }
+  r.check("match ncc: the 64-bit path equals the 128-bit path (20000 random sums)", narrow_bad == 0,
+          std::to_string(narrow_bad) + " differ");
+  // 2^31 pixels, half 0 and half 255, in window and template alike: n·ΣI·T = 255²·2^61 needs
+  // the 128-bit sums (num = v_I = v_T = 255²·2^60).
+  const uint64_t half = uint64_t(1) << 30;
+  r.check("match ncc: exact 128-bit sums at 2^31 pixels",
+          match::ncc::score(true, 2 * half, 255 * half, 255 * 255 * half, 255 * 255 * half,
+                            255 * half, 255 * 255 * half) == 1.0 &&
+              match::ncc::score(true, 2 * half, 255 * half, 255 * 255 * half, 0, 255 * half,
+                                255 * 255 * half) == -1.0);
+}
+
 // The shared top-K: order-independent, merge equals one pass.
 void top_k_helper(SelftestReport& r) {
   const std::vector<Position> all = {{3, 1, 5}, {0, 2, 5}, {1, 1, 5}, {2, 0, 9}, {0, 0, 1}, {4, 4, 5}};
@@ -294,6 +404,7 @@ void selftest_match(SelftestReport& r) {
   edge_sizes(r);
   errors(r);
   random_cases(r);
+  normed_cases(r);
   top_k_helper(r);
   ntt_correlation(r);
 }

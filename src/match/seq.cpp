@@ -5,6 +5,7 @@
 
 #include "match/cpu_fft.hpp"
 #include "match/match_common.hpp"
+#include "match/ncc.hpp"
 
 namespace parvis::match {
 
@@ -21,7 +22,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
   out->reset(new Matcher{gray_template, params, nullptr});
-  if (params.method == Method::FFT) PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft));
+  if (params.method == Method::FFT) PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft));  // SSD, NCC
   return Status::Ok();
 }
 
@@ -52,6 +53,32 @@ static void score_all(const Image& src, const Image& tpl, TopK* top, std::vector
   }
 }
 
+// NCC / ccorr-normed: every position's ΣI, ΣI² and ΣI·T summed directly (exact, 64-bit),
+// then the one double expression of ncc.hpp.
+static void score_all_normed(const Image& src, const Image& tpl, Metric metric, TopK* top,
+                             std::vector<double>* map) {
+  const int map_w = map_width_of(src.width, tpl.width);
+  const int map_h = map_height_of(src.height, tpl.height);
+  const TemplateSums ts = template_sums(tpl);
+  for (int y = 0; y < map_h; ++y) {
+    for (int x = 0; x < map_w; ++x) {
+      uint64_t si = 0, sii = 0, sit = 0;
+      for (int j = 0; j < tpl.height; ++j) {
+        const uint8_t* s = src.row(y + j) + x;
+        const uint8_t* t = tpl.row(j);
+        for (int i = 0; i < tpl.width; ++i) {
+          si += s[i];
+          sii += uint32_t(s[i]) * s[i];
+          sit += uint32_t(s[i]) * t[i];
+        }
+      }
+      const double r = ncc::score(metric == Metric::NCC, ts.n, si, sii, sit, ts.st, ts.stt);
+      top->offer(x, y, ncc::key_of(r));
+      if (map) (*map)[size_t(y) * map_w + x] = r;
+    }
+  }
+}
+
 // The direct method.
 static Status match_direct(Matcher& m, const Image& src, Result* res) {
   const int map_w = map_width_of(src.width, m.tpl.width);
@@ -70,7 +97,8 @@ static Status match_direct(Matcher& m, const Image& src, Result* res) {
   m.top.reset();
   std::vector<double>* map = m.params.want_map ? &res->map : nullptr;
   if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &m.top, map);
-  else score_all<Metric::SAD>(src, m.tpl, &m.top, map);
+  else if (m.params.metric == Metric::SAD) score_all<Metric::SAD>(src, m.tpl, &m.top, map);
+  else score_all_normed(src, m.tpl, m.params.metric, &m.top, map);
   m.top.sorted_into(&res->best);
   res->method_used = Method::Direct;
   return Status::Ok();
@@ -96,8 +124,21 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
       auto rescore = [&](std::vector<Position>* candidates) {
         for (Position& p : *candidates) p.score = window_score<Metric::SSD>(gray_source, m->tpl, p.x, p.y);
       };
-      PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map, serial_exec(),
-                          rescore, out));
+      if (!is_normed(m->params.metric)) {
+        PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map,
+                            serial_exec(), rescore, out));
+        break;
+      }
+      // NCC: ΣI·T from the FFT's SSD map when it is exact (the bound held), else direct.
+      bool exact = false;
+      PARVIS_TRY(fft::run(m->fft.get(), gray_source, 1, true, serial_exec(), rescore, out, &exact));
+      if (exact) {
+        PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->tpl.width,
+                                       m->tpl.height, m->params, out));
+      } else {
+        out->explain += "; the map is not exact everywhere: the direct method instead";
+        PARVIS_TRY(match_direct(*m, gray_source, out));
+      }
       break;
     }
   }

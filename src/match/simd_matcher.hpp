@@ -18,6 +18,7 @@ namespace parvis::match {
 struct Matcher {
   Params params;
   kernels::TemplateRows tpl;
+  TemplateSums tsums;  // n, ΣT, ΣT² (the normed metrics)
   kernels::Kernels k = kernels::pick_kernels();
   int threads = 1;
   fft::PlanPtr fft;  // SSD with method auto or fft, in a build with FFTW
@@ -27,6 +28,7 @@ struct Matcher {
   // Per-worker scratch of the direct method, kept so that a video's frames allocate nothing.
   std::vector<std::vector<uint64_t>> rows;
   std::vector<FilteredTopK> tops;
+  WindowSums window_sums;        // ΣI, ΣI² of the normed metrics
 };
 
 namespace cpu {
@@ -48,7 +50,8 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
   m->params = params;
   m->threads = exec.workers;
   kernels::prepare_template(gray_template, &m->tpl);
-  if (params.metric == Metric::SSD && params.method != Method::Direct) {
+  m->tsums = template_sums(gray_template);
+  if (params.metric != Metric::SAD && params.method != Method::Direct) {  // SSD, NCC
     if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft));
     else if (params.method == Method::FFT) return fft::unavailable();
   }
@@ -92,7 +95,11 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
 inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Result* res) {
   const Params& p = m->params;
   const int map_w = map_width_of(src.width, m->tpl.w), map_h = map_height_of(src.height, m->tpl.h);
-  const bool ssd = p.metric == Metric::SSD;
+  // The normed metrics: ΣI·T from the exact SSD row, ΣI and ΣI² from WindowSums.
+  const bool normed = is_normed(p.metric);
+  const bool ssd = p.metric != Metric::SAD;
+  WindowSums& ws = m->window_sums;
+  if (normed) PARVIS_TRY(ws.build(src));
   try {
     if (ssd) {
       kernels::pair_source_alloc(src.width, src.height, &m->paired);
@@ -118,6 +125,12 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
     uint64_t* scores = row[size_t(worker)].data();
     if (ssd) m->k.ssd_row(m->paired, m->tpl, y, scores);
     else m->k.sad_row(m->padded, m->tpl, y, scores);
+    if (normed) {
+      double* dst = p.want_map ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
+      normed_row_from_ssd(p.metric, ws, m->tsums, m->tpl.w, m->tpl.h, y, map_w, scores, dst);
+      tops[size_t(worker)].offer_row(scores, map_w, y);
+      return;
+    }
     tops[size_t(worker)].offer_row(scores, map_w, y);
     if (p.want_map) {
       double* dst = res->map.data() + size_t(y) * size_t(map_w);
@@ -140,7 +153,16 @@ inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result*
     Position* c = cands->data();
     exec.for_each(int(cands->size()), [&](int i, int) { c[i].score = m->k.ssd_at(m->padded, m->tpl, c[i].x, c[i].y); });
   };
-  return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
+  if (!is_normed(m->params.metric))
+    return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
+  // NCC: ΣI·T from the FFT's SSD map when it is exact (the rounding bound held), else direct.
+  bool exact = false;
+  PARVIS_TRY(fft::run(m->fft.get(), src, 1, true, exec, rescore, res, &exact));
+  if (exact)
+    return normed_from_ssd_map(src, m->tsums, m->tpl.w, m->tpl.h, m->params, res, &exec, &m->window_sums);
+  res->explain += "; the map is not exact everywhere: the direct method instead";
+  std::vector<double>().swap(res->map);
+  return run_direct(m, src, exec, res);
 }
 
 inline Status run(Matcher* m, const Image& src, const CpuExec& exec, Result* out) {

@@ -145,6 +145,8 @@ int cli_video(int argc, char** argv) {
   Status s = match::parse_metric(metric_text, &params.metric);
   if (s.ok()) s = match::parse_method(method_text, &params.method);
   if (s.ok()) s = match::check_params(params);
+  if (s.ok() && match::is_normed(params.metric))
+    s = Status::usage("video matches with --metric ssd or sad (" + metric_text + " is for ./main match)");
   if (s.ok()) s = parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &o.pipeline.color);
   if (s.ok() && !frames_text.empty()) s = parse_frames(frames_text, &o.first, &o.last);
   if (s.ok() && csv && json) s = Status::usage("--csv and --json exclude each other");

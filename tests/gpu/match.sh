@@ -3,7 +3,8 @@
 # (called by tests/gpu_check.sh after the build; see tests/gpu/lib.sh for the contract):
 #   1. ./test seq cuda-naive cuda-opt on the match, colour and grey cases, then cuda-opt's match
 #      cases again with PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 (its FFT method takes the exact
-#      NTT for most templates; this keeps its cuFFT path and the copied result record checked)
+#      NTT for most templates; this keeps its cuFFT path and the copied result record checked);
+#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV)
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
@@ -16,6 +17,11 @@ gpu_test test-match -- seq cuda-naive cuda-opt --only match
 gpu_test test-color -- seq cuda-naive cuda-opt --only color
 gpu_test test-grey -- seq cuda-naive cuda-opt --only grey
 gpu_test test-match-no-ntt PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 -- cuda-opt --only match
+# NCC / ccorr-normed (match_ncc.cases run above, as matchncc-*): the maps against their
+# definitions (numpy, exact sums) and OpenCV on both CUDA versions.
+python3 tests/ncc_check.py bin/cuda-naive bin/cuda-opt >"$LOG/ncc-check.log" 2>&1
+echo "ncc-check: $(tail -n1 "$LOG/ncc-check.log")"
+grep -E '^FAIL' "$LOG/ncc-check.log" | head -n 20
 pids=()
 for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v match & pids+=($!)

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Checks `match --metric ncc | ccorr-normed` against an independent computation and OpenCV.
+
+  tests/ncc_check.py [BIN...]    (default bin/seq; needs python3 with numpy, cv2 for part 2)
+
+For each version BIN, on generated inputs (noise with flat patches, photo-like scenes, the
+production-line scene, odd sizes, flat and zero templates):
+  1. the `--map` (float64 .npy) against TM_CCOEFF_NORMED / TM_CCORR_NORMED from their
+     definitions, computed here from exact integer sums (numpy int64 window sums, Python
+     integers for n*SIT - SI*ST and the variances) and a 50-digit decimal square root and
+     quotient: every entry within 1e-12 (in practice a few ulps), flat windows exactly 0, a
+     flat template exactly 1 (ncc), zero windows or template exactly 0 (ccorr-normed); and the
+     printed best position is the map's largest entry, ties to the smallest y, then x;
+  2. the map against OpenCV's cv2.matchTemplate on the same grey images: within 1e-4 at every
+     position, and the same best location wherever OpenCV's best is unambiguous (its runner-up
+     lower by more than 1e-4).
+Ends with "N passed, N failed, N skipped" (tests/gpu/lib.sh's contract; tests/gpu/match.sh
+runs it on the CUDA versions). Exit 0 when all agree, 1 otherwise, 77 when numpy is missing.
+"""
+import decimal
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError as e:
+    print(f"ncc_check: skipped ({e})")
+    print("0 passed, 0 failed, 1 skipped")
+    sys.exit(77)
+try:
+    import cv2
+except ImportError:
+    cv2 = None
+
+decimal.getcontext().prec = 50
+GEN = "bin/parvis-gen"
+failures = passed = 0
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL  " + msg)
+
+
+def read_grey(path):
+    """The grey image the tool matches (its own grey: read through `filter identity --gray`)."""
+    out = path + ".grey.pgm"
+    subprocess.run([BINS[0], "filter", path, out, "--kernel", "identity", "--gray"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out, "rb") as f:
+        data = f.read()
+    parts = data.split(maxsplit=4)
+    w, h = int(parts[1]), int(parts[2])
+    return np.frombuffer(parts[4][: w * h], dtype=np.uint8).reshape(h, w)
+
+
+def window_sums(img, th, tw, tpl=None):
+    """Exact integer sums over every th x tw window (int64): sum I, sum I^2 and sum I*T."""
+    a = img.astype(np.int64)
+    mh, mw = a.shape[0] - th + 1, a.shape[1] - tw + 1
+    si = np.zeros((mh, mw), np.int64)
+    sii = np.zeros((mh, mw), np.int64)
+    sit = np.zeros((mh, mw), np.int64)
+    for j in range(th):
+        for i in range(tw):
+            win = a[j:j + mh, i:i + mw]
+            si += win
+            sii += win * win
+            if tpl is not None:
+                sit += win * int(tpl[j, i])
+    return si, sii, sit
+
+
+def definition(img, tpl, coeff):
+    th, tw = tpl.shape
+    n = th * tw
+    si, sii, sit = window_sums(img, th, tw, tpl)
+    t = tpl.astype(np.int64)
+    st, stt = int(t.sum()), int((t * t).sum())
+    out = np.zeros(si.shape, np.float64)
+    for y in range(si.shape[0]):
+        for x in range(si.shape[1]):
+            a, b, c = int(si[y, x]), int(sii[y, x]), int(sit[y, x])
+            if coeff:
+                num, vi, vt = n * c - a * st, n * b - a * a, n * stt - st * st
+                if vt == 0:
+                    out[y, x] = 1.0
+                    continue
+                if vi == 0:
+                    out[y, x] = 0.0
+                    continue
+            else:
+                num, vi, vt = c, b, stt
+                if vi == 0 or vt == 0:
+                    out[y, x] = 0.0
+                    continue
+            r = decimal.Decimal(num) / (decimal.Decimal(vi) * decimal.Decimal(vt)).sqrt()
+            out[y, x] = float(max(min(r, decimal.Decimal(1)), decimal.Decimal(-1)))
+    return out
+
+
+def run_match(exe, src, tpl, metric, mapfile):
+    p = subprocess.run([exe, "match", src, tpl, "--metric", metric, "--map", mapfile, "--json"],
+                       check=True, capture_output=True, text=True)
+    return json.loads(p.stdout), np.load(mapfile)
+
+
+def best_of(m):
+    """Largest, ties to the smallest y, then x (row-major argmax takes the first)."""
+    y, x = np.unravel_index(int(np.argmax(m)), m.shape)
+    return int(x), int(y)
+
+
+def check(name, src, tpl, d):
+    global passed
+    img, t = read_grey(src), read_grey(tpl)
+    for metric, coeff, cv_method in (("ncc", True, "TM_CCOEFF_NORMED"),
+                                     ("ccorr-normed", False, "TM_CCORR_NORMED")):
+        want = definition(img, t, coeff)
+        cvmap = None
+        if cv2 is not None:
+            cvmap = cv2.matchTemplate(img, t, getattr(cv2, cv_method)).astype(np.float64)
+        for exe in BINS:
+            label = f"{os.path.basename(exe)} {name} {metric}"
+            res, got = run_match(exe, src, tpl, metric, os.path.join(d, "map.npy"))
+            if got.shape != want.shape:
+                fail(f"{label}: map shape {got.shape}, expected {want.shape}")
+                continue
+            diff = float(np.max(np.abs(got - want)))
+            # Flat windows (0), a flat template (1): exactly, not within a tolerance.
+            exact_flat = bool(np.all(got[want == 0.0] == 0.0)) and bool(np.all(got[want == 1.0] == 1.0))
+            bx, by = best_of(got)
+            ok = diff <= 1e-12 and exact_flat and (res["x"], res["y"]) == (bx, by)
+            note = f"max |map - definition| {diff:.2e}, best ({res['x']},{res['y']}) score {res['score']}"
+            if cvmap is not None:
+                cvdiff = float(np.max(np.abs(cvmap - got)))
+                order = np.sort(cvmap.ravel())
+                cx, cy = best_of(cvmap)
+                unambiguous = order.size < 2 or order[-1] - order[-2] > 1e-4
+                same_best = (cx, cy) == (res["x"], res["y"]) or not unambiguous
+                ok = ok and cvdiff <= 1e-4 and same_best
+                note += (f"; OpenCV: max diff {cvdiff:.2e}, best ({cx},{cy})"
+                         f"{'' if unambiguous else ' (ambiguous)'}")
+            if ok:
+                passed += 1
+                print(f"ok    {label}: {note}")
+            else:
+                fail(f"{label}: {note}")
+
+
+def gen(*args):
+    subprocess.run([GEN, *args], check=True, stdout=subprocess.DEVNULL)
+
+
+def write_pgm(path, a):
+    with open(path, "wb") as f:
+        f.write(b"P5\n%d %d\n255\n" % (a.shape[1], a.shape[0]) + a.astype(np.uint8).tobytes())
+
+
+BINS = sys.argv[1:] or ["bin/seq"]
+with tempfile.TemporaryDirectory() as d:
+    P = lambda name: os.path.join(d, name)
+    # Photo-like scenes: templates cut from them (found with score 1) and templates from
+    # another scene.
+    gen("scene", "333x211", P("nat.bmp"), "--kind", "natural", "--seed", "7",
+        "--template", P("nat_tpl.bmp"), "--template-size", "41x29")
+    gen("scene", "257x181", P("nat2.bmp"), "--kind", "natural", "--seed", "3",
+        "--template", P("nat2_tpl.bmp"), "--template-size", "30x23")
+    gen("samples", d)
+    gen("crop", P("capsules.bmp"), "150", "120", "61", "37", P("caps_cut.bmp"))
+    # Noise with flat patches and a zero band; odd sizes; flat and zero templates.
+    rng = np.random.default_rng(14)
+    noise = rng.integers(0, 256, (97, 131), dtype=np.uint8)
+    noise[10:40, 50:90] = 200
+    noise[80:97, :] = 0
+    write_pgm(P("noise.pgm"), noise)
+    write_pgm(P("noise_tpl.pgm"), noise[30:43, 40:57])
+    write_pgm(P("flat_tpl.pgm"), np.full((5, 7), 90))
+    write_pgm(P("zero_tpl.pgm"), np.zeros((4, 3)))
+    write_pgm(P("tiny.pgm"), rng.integers(0, 256, (2, 3), dtype=np.uint8))
+    write_pgm(P("tiny_tpl.pgm"), rng.integers(0, 256, (2, 2), dtype=np.uint8))
+    check("natural 333x211 / its 41x29 cut", P("nat.bmp"), P("nat_tpl.bmp"), d)
+    check("natural 333x211 / another scene's 30x23", P("nat.bmp"), P("nat2_tpl.bmp"), d)
+    check("capsules 320x200 / template", P("capsules_small.bmp"), P("capsules_small_template.bmp"), d)
+    check("capsules 800x500 / a 61x37 cut", P("capsules.bmp"), P("caps_cut.bmp"), d)
+    check("noise 131x97 with flat patches / 17x13 cut", P("noise.pgm"), P("noise_tpl.pgm"), d)
+    check("noise / flat template 7x5", P("noise.pgm"), P("flat_tpl.pgm"), d)
+    check("noise / zero template 3x4", P("noise.pgm"), P("zero_tpl.pgm"), d)
+    check("tiny 3x2 / 2x2", P("tiny.pgm"), P("tiny_tpl.pgm"), d)
+if cv2 is None:
+    print("ncc_check: no cv2 here, the OpenCV comparison was skipped")
+print(f"{passed} passed, {failures} failed, 0 skipped")
+sys.exit(1 if failures else 0)

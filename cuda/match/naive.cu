@@ -435,11 +435,9 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   out->map_height = map_height_of(gray_source.height, m->tpl.height);
   Method method = m->params.method;
   if (is_normed(m->params.metric)) {
-    res.explain = std::string(method == Method::Auto ? "auto" : method_name(method)) +
-                  ": direct (cuda-naive sums the normed metrics directly, on the device)";
-    PARVIS_TRY(run_direct(*m, gray_source, &res));
-    *out = std::move(res);
-    return Status::Ok();
+    out->explain.assign(method == Method::Auto ? "auto" : method_name(method))
+        .append(": direct (cuda-naive sums the normed metrics directly, on the device)");
+    return run_direct(*m, gray_source, out);
   }
   if (method == Method::Auto) {
     // The seeds' choice: seed 000 matched SSD by FFT, seed 003 SAD directly. A wanted map

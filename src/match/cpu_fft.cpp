@@ -19,6 +19,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#include <sys/stat.h>
+
+#include "common/output.hpp"
 
 namespace parvis::match::fft {
 
@@ -96,6 +99,62 @@ static void init_fftw_threads() {
     fftw_init_threads();
     fftw_threads_set_callback(run_fftw_jobs, nullptr);
   });
+}
+
+// ---------------------------------------------------------------------------- wisdom cache
+// FFTW's planner costs a one-shot call more than its transforms save: even FFTW_ESTIMATE took
+// 11-17 ms for the five 1-D plans of 1344x1050 (19 ms with two threads), a third of the call.
+// The plans it chose ("wisdom") are kept in a user cache file and read back by the next
+// process, which then plans in under a millisecond (bench/README.md, "one call"). The file:
+// $PARVIS_FFTW_WISDOM, else $XDG_CACHE_HOME/parvis/fftw-wisdom, else
+// ~/.cache/parvis/fftw-wisdom; PARVIS_FFTW_WISDOM= (empty), 0 or off disables it. A file
+// that cannot be read or parsed (another FFTW version, damage) is ignored; it is rewritten
+// atomically (temp file + rename) whenever a plan was not in it. Wisdom only picks among
+// FFTW's algorithms: every result is still checked by the rounding bound, so the file can
+// never change an answer.
+// PARVIS_FFTW_PLANNING=measure (or patient) plans with FFTW_MEASURE (PATIENT) on a miss:
+// seconds per new size once, then ~30% faster transforms for every later call that reads
+// the cache (ESTIMATE planning uses wisdom from a more rigorous planner).
+static std::string wisdom_path() {
+  if (const char* v = std::getenv("PARVIS_FFTW_WISDOM")) {
+    if (!*v || std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) return "";
+    return v;
+  }
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return std::string(xdg) + "/parvis/fftw-wisdom";
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/') return std::string(home) + "/.cache/parvis/fftw-wisdom";
+  return "";
+}
+
+static unsigned planning_flags() {
+  const char* v = std::getenv("PARVIS_FFTW_PLANNING");
+  if (v && std::strcmp(v, "measure") == 0) return FFTW_MEASURE;
+  if (v && std::strcmp(v, "patient") == 0) return FFTW_PATIENT;
+  return FFTW_ESTIMATE;
+}
+
+// Reads the cache file into FFTW's wisdom (caller holds the planner lock). Files past 4 MiB
+// are not read (they would cost more to parse than they save; the next write replaces them).
+static void import_wisdom(const std::string& path) {
+  struct stat st;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_size > (off_t(4) << 20))
+    return;
+  (void)fftw_import_wisdom_from_filename(path.c_str());
+}
+
+// Writes FFTW's wisdom (merged with what other processes wrote meanwhile) back to the cache,
+// creating its directories; failures are ignored (it is only a cache). Planner lock held.
+static void export_wisdom(const std::string& path) {
+  if (path.empty()) return;
+  for (size_t i = path.find('/', 1); i != std::string::npos; i = path.find('/', i + 1))
+    (void)::mkdir(path.substr(0, i).c_str(), 0700);
+  import_wisdom(path);
+  if (char* text = fftw_export_wisdom_to_string()) {
+    (void)write_file_atomic(path, text, std::strlen(text));
+    fftw_free(text);
+  }
 }
 
 // The large per-size buffers (~45 MB at 1326x1025): allocated unzeroed, 2 MiB aligned and
@@ -238,24 +297,46 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
       p->real = reinterpret_cast<double*>(p->spec);
       p->tspec = p->tspec_buf.data();
       fftw_plan_with_nthreads(p->threads);
-      // FFTW_ESTIMATE: planning in milliseconds. FFTW_MEASURE ran the transforms ~25%
-      // faster here but took over a second to plan, which a one-shot run never recovers.
+      static const std::string cache = wisdom_path();
+      static bool imported = false;
+      if (!imported) import_wisdom(cache);
+      imported = true;
+      // FFTW_ESTIMATE unless asked otherwise (wisdom cache above): planning in milliseconds.
+      // FFTW_MEASURE ran the transforms ~30% faster but took 1-2.5 s to plan, which a
+      // one-shot run never recovers. Each plan is taken from the wisdom when it is there.
+      const unsigned flags = planning_flags();
+      bool learned = false;
+      auto make = [&](auto&& planner) {
+        fftw_plan q = cache.empty() ? nullptr : planner(flags | FFTW_WISDOM_ONLY);
+        if (!q) {
+          q = planner(flags);
+          learned = true;
+        }
+        return q;
+      };
       const int n_half = n1 / 2 + 1, rs = int(p->real_stride);
       const int map_h = map_height_of(src_h, p->tpl.height);
       auto rows_r2c = [&](int rows) {
-        return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
-                                      n_half, FFTW_ESTIMATE);
+        return make([&](unsigned f) {
+          return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
+                                        n_half, f);
+        });
       };
       auto cols = [&](int sign) {
-        return fftw_plan_many_dft(1, &n0, n_half, p->spec, nullptr, n_half, 1, p->spec, nullptr,
-                                  n_half, 1, sign, FFTW_ESTIMATE);
+        return make([&](unsigned f) {
+          return fftw_plan_many_dft(1, &n0, n_half, p->spec, nullptr, n_half, 1, p->spec, nullptr,
+                                    n_half, 1, sign, f);
+        });
       };
       p->tpl_rows = rows_r2c(p->tpl.height);
       p->src_rows = rows_r2c(src_h);
       p->cols_fwd = cols(FFTW_FORWARD);
       p->cols_inv = cols(FFTW_BACKWARD);
-      p->out_rows = fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real,
-                                           nullptr, 1, rs, FFTW_ESTIMATE);
+      p->out_rows = make([&](unsigned f) {
+        return fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real, nullptr,
+                                      1, rs, f);
+      });
+      if (learned && p->planned()) export_wisdom(cache);
     }
   }
   PROF_T(s1);

@@ -204,23 +204,28 @@ struct Plan {
 
   // For the current source size.
   int src_w = 0, src_h = 0, n0 = 0, n1 = 0;
-  // In-place transforms (one buffer, not two: fewer bytes to move and to fault in): rows of
-  // 2·(n1/2+1) doubles hold the padded source (n1 used), then its n1/2+1 complex spectrum,
-  // then ΣI·T.
-  BigBuffer<fftw_complex> spec_buf, tspec_buf;
+  // The 2-D transforms as 1-D passes, so that rows known to be zero are neither stored nor
+  // transformed: r2c of the source's H rows (src_rows) in place in `spec` (rows of
+  // 2·(n1/2+1) doubles hold the source, then its n1/2+1 complex row spectrum), and of the
+  // template's h rows (tpl_rows, new-array execute) into `tpl_spec`. Then the columns, kColumnGroup
+  // at a time in a worker's cache-sized scratch (column_pass): gathered (rows past H, h: zero),
+  // forward (cols_fwd), the product with the template's conjugated, scaled column spectrum,
+  // inverse (cols_inv), and only the map_h rows the scores read written back to `spec`;
+  // last c2r of those rows (out_rows) gives ΣI·T in `real`. The template's 2-D spectrum is
+  // not kept for a one-shot call (its column transforms are redone in the scratch); a second
+  // run of the same size keeps it (tpl_cols, in the scratch's layout) for every later run.
+  BigBuffer<fftw_complex> spec_buf, tpl_spec_buf, tpl_cols_buf, scratch_buf;
   fftw_complex* spec = nullptr;
   double* real = nullptr;          // = (double*)spec, row stride real_stride
   size_t real_stride = 0;
-  fftw_complex* tspec = nullptr;   // the template's spectrum, conjugated, scaled by 1/(n0·n1)
-  // The 2-D transforms as 1-D passes, so that rows known to be zero are skipped: rows r2c of
-  // the template's h rows (tpl_rows) or the source's H rows (src_rows), then every column
-  // (cols_fwd); back, every column (cols_inv), then c2r of only the map_h rows the scores read
-  // (out_rows). The rest of the rows are zero in and unused out.
+  fftw_complex* tpl_spec = nullptr;  // h × (n1/2+1): the template's row spectra, then the map
+  bool tpl_spec_ready = false;       // tpl_spec holds the row spectra (not the last map)
+  bool tpl_cols_ready = false;       // tpl_cols_buf holds the template's 2-D spectrum
+  int scratch_workers = 0;           // workers scratch_buf has room for
+  int runs = 0;                      // runs at this size
   fftw_plan tpl_rows = nullptr, src_rows = nullptr, cols_fwd = nullptr, cols_inv = nullptr,
             out_rows = nullptr;
   bool planned() const { return tpl_rows && src_rows && cols_fwd && cols_inv && out_rows; }
-  BigBuffer<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares (row 0 zero)
-  BigBuffer<uint64_t> scores;       // the map, kept so that runs do not reallocate it
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
@@ -228,12 +233,11 @@ struct Plan {
       if (*q) fftw_destroy_plan(*q);
       *q = nullptr;
     }
-    spec_buf.reset();
-    tspec_buf.reset();
-    sq_integral.reset();
-    scores.reset();
+    for (BigBuffer<fftw_complex>* b : {&spec_buf, &tpl_spec_buf, &tpl_cols_buf, &scratch_buf}) b->reset();
     real = nullptr;
-    spec = tspec = nullptr;
+    spec = tpl_spec = nullptr;
+    tpl_cols_ready = tpl_spec_ready = false;
+    runs = scratch_workers = 0;
     src_w = src_h = n0 = n1 = 0;
   }
   ~Plan() { release(); }
@@ -281,22 +285,37 @@ static bool profile_on() {
 }
 #define PROF_T(name) const double name = profile_on() ? now_ms() : 0.0
 
-// Plans and the template's spectrum for a source of this size (once per size).
+// Columns per group of the column pass: a group's scratch (source and template, 2·n0·kColumnGroup
+// complex, 269 KB at n0 = 1050) stays in a core's L2. Contiguous columns in the scratch
+// (transposed) measured faster than interleaved ones with FFTW_ESTIMATE plans; 8 and 16 per
+// group were within noise (bench/README.md, "one call").
+constexpr int kColumnGroup = 8;
+
+// Plans and the template's row spectra for a source of this size (once per size).
 static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   if (p->src_w == src_w && p->src_h == src_h) return Status::Ok();
   PROF_T(s0);
   p->release();
   int n0, n1;
   padded_size(src_w, src_h, &n0, &n1);
-  const size_t n_real = size_t(n0) * size_t(n1), n_spec = size_t(n0) * size_t(n1 / 2 + 1);
-  p->real_stride = 2 * size_t(n1 / 2 + 1);
+  const int h = p->tpl.height, n_half = n1 / 2 + 1;
+  const size_t col_block = size_t(n0) * kColumnGroup;  // one group's column spectra
+  // The template's row spectra are read only by the column pass; the score map, written after
+  // it, takes their place (one buffer less to fault in).
+  const size_t map_bytes = size_t(map_width_of(src_w, p->tpl.width)) *
+                           size_t(map_height_of(src_h, h)) * sizeof(uint64_t);
+  const size_t tpl_spec_n = std::max(size_t(h) * size_t(n_half),
+                                     (map_bytes + sizeof(fftw_complex) - 1) / sizeof(fftw_complex));
+  p->real_stride = 2 * size_t(n_half);
   {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    if (p->spec_buf.alloc(n_spec) && p->tspec_buf.alloc(n_spec)) {
+    if (p->spec_buf.alloc(size_t(src_h) * size_t(n_half)) &&
+        p->tpl_spec_buf.alloc(tpl_spec_n) &&
+        p->scratch_buf.alloc(2 * col_block * size_t(std::max(1, exec.workers)))) {
       p->spec = p->spec_buf.data();
       p->real = reinterpret_cast<double*>(p->spec);
-      p->tspec = p->tspec_buf.data();
-      fftw_plan_with_nthreads(p->threads);
+      p->tpl_spec = p->tpl_spec_buf.data();
+      p->scratch_workers = std::max(1, exec.workers);
       static const std::string cache = wisdom_path();
       static bool imported = false;
       if (!imported) import_wisdom(cache);
@@ -314,33 +333,38 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
         }
         return q;
       };
-      const int n_half = n1 / 2 + 1, rs = int(p->real_stride);
-      const int map_h = map_height_of(src_h, p->tpl.height);
+      const int rs = int(p->real_stride);
+      const int map_h = map_height_of(src_h, h);
+      // Rows: FFTW's threads (on exec's workers, run_fftw_jobs); columns: one thread per
+      // group, the groups split over the workers.
+      fftw_plan_with_nthreads(p->threads);
       auto rows_r2c = [&](int rows) {
         return make([&](unsigned f) {
           return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
                                         n_half, f);
         });
       };
-      auto cols = [&](int sign) {
-        return make([&](unsigned f) {
-          return fftw_plan_many_dft(1, &n0, n_half, p->spec, nullptr, n_half, 1, p->spec, nullptr,
-                                    n_half, 1, sign, f);
-        });
-      };
-      p->tpl_rows = rows_r2c(p->tpl.height);
+      p->tpl_rows = rows_r2c(h);
       p->src_rows = rows_r2c(src_h);
-      p->cols_fwd = cols(FFTW_FORWARD);
-      p->cols_inv = cols(FFTW_BACKWARD);
       p->out_rows = make([&](unsigned f) {
         return fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real, nullptr,
                                       1, rs, f);
       });
+      fftw_plan_with_nthreads(1);
+      fftw_complex* scratch = p->scratch_buf.data();
+      auto cols = [&](int sign) {
+        return make([&](unsigned f) {
+          return fftw_plan_many_dft(1, &n0, kColumnGroup, scratch, nullptr, 1, n0, scratch, nullptr, 1,
+                                    n0, sign, f);
+        });
+      };
+      p->cols_fwd = cols(FFTW_FORWARD);
+      p->cols_inv = cols(FFTW_BACKWARD);
       if (learned && p->planned()) export_wisdom(cache);
     }
   }
   PROF_T(s1);
-  if (!p->spec || !p->tspec) {
+  if (!p->spec || !p->tpl_spec) {
     p->release();
     return Status::runtime("out of memory for a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " FFT");
@@ -350,43 +374,79 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
     return Status::runtime("FFTW could not plan a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " transform");
   }
-  if (!p->sq_integral.alloc((size_t(src_w) + 1) * (size_t(src_h) + 1)) ||
-      !p->scores.alloc(size_t(map_width_of(src_w, p->tpl.width)) * size_t(map_height_of(src_h, p->tpl.height)))) {
-    p->release();
-    return Status::runtime("out of memory for the integral image of squares and the score map");
-  }
-  // Row 0 and column 0 of the integral image are its zero border; run() writes the rest.
-  std::fill(p->sq_integral.data(), p->sq_integral.data() + size_t(src_w) + 1, uint64_t(0));
-  for (int y = 1; y <= src_h; ++y) p->sq_integral[size_t(y) * (size_t(src_w) + 1)] = 0;
   p->src_w = src_w;
   p->src_h = src_h;
   p->n0 = n0;
   p->n1 = n1;
-  PROF_T(s2);
-  // The template's spectrum, conjugated and scaled once, so a run multiplies only: made in
-  // place in its own buffer (the plans' new-array execute: same layout and alignment).
-  double* treal = reinterpret_cast<double*>(p->tspec);
-  exec.for_each(n0, [&](int y, int) { fill_padded_row(p->tpl, n1, p->real_stride, y, treal); });
-  PROF_T(s3);
-  {
-    ExecScope scope(exec);
-    fftw_execute_dft_r2c(p->tpl_rows, treal, p->tspec);
-    fftw_execute_dft(p->cols_fwd, p->tspec, p->tspec);
-  }
-  PROF_T(s4);
-  const double scale = 1.0 / double(n_real);
-  const size_t n_half = size_t(n1 / 2 + 1);
-  exec.for_each(n0, [&](int y, int) {
-    for (size_t k = size_t(y) * n_half, end = k + n_half; k < end; ++k) {
-      p->tspec[k][0] *= scale;
-      p->tspec[k][1] *= -scale;
+  if (profile_on()) std::fprintf(stderr, "fft setup: plan+alloc %.2f ms\n", s1 - s0);
+  return Status::Ok();
+}
+
+// The template's row spectra into tpl_spec (the plan's new-array execute: same layout and
+// alignment); its column transforms happen in the column pass.
+static void template_rows(Plan* p, const CpuExec& exec) {
+  double* treal = reinterpret_cast<double*>(p->tpl_spec);
+  exec.for_each(p->tpl.height, [&](int y, int) { fill_padded_row(p->tpl, p->n1, p->real_stride, y, treal); });
+  ExecScope scope(exec);
+  fftw_execute_dft_r2c(p->tpl_rows, treal, p->tpl_spec);
+  p->tpl_spec_ready = true;
+}
+
+// The column pass (see Plan): for each group of kColumnGroup spectrum columns, on one worker,
+// source columns (rows < H, zero below) and the template's (rows < h) into the worker's
+// scratch, both forward, the product with the template's conjugate scaled by 1/(n0·n1),
+// inverse, rows < map_h back into `spec`. When `keep` the template's column spectra go to
+// tpl_cols_buf (already conjugated and scaled) for the later runs.
+static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
+  const int n0 = p->n0, n_half = p->n1 / 2 + 1, H = p->src_h, h = p->tpl.height;
+  const size_t col_block = size_t(n0) * kColumnGroup;
+  const int groups = (n_half + kColumnGroup - 1) / kColumnGroup;
+  const double scale = 1.0 / (double(n0) * double(p->n1));
+  const bool reuse = p->tpl_cols_ready;
+  exec.for_each(groups, [&](int g, int worker) {
+    const int c0 = g * kColumnGroup, count = std::min(kColumnGroup, n_half - c0);
+    fftw_complex* s = p->scratch_buf.data() + 2 * col_block * size_t(worker);
+    fftw_complex* t = keep || reuse ? p->tpl_cols_buf.data() + col_block * size_t(g) : s + col_block;
+    // Gather column c0 + k into s[k·n0 ...]: row by row, so each row's few cache lines are
+    // read once. Columns past n_half (last group) are zero and their results unused.
+    auto gather = [&](const fftw_complex* src, int rows, fftw_complex* dst) {
+      for (int r = 0; r < rows; ++r) {
+        const fftw_complex* row = src + size_t(r) * size_t(n_half) + c0;
+        for (int k = 0; k < count; ++k) {
+          dst[size_t(k) * n0 + r][0] = row[k][0];
+          dst[size_t(k) * n0 + r][1] = row[k][1];
+        }
+      }
+      for (int k = 0; k < kColumnGroup; ++k) {
+        double* col = reinterpret_cast<double*>(dst + size_t(k) * n0);
+        std::fill(col + (k < count ? 2 * size_t(rows) : 0), col + 2 * size_t(n0), 0.0);
+      }
+    };
+    if (!reuse) {
+      gather(p->tpl_spec, h, t);
+      fftw_execute_dft(p->cols_fwd, t, t);
+      for (size_t i = 0; i < col_block; ++i) {
+        t[i][0] *= scale;
+        t[i][1] *= -scale;
+      }
+    }
+    gather(p->spec, H, s);
+    fftw_execute_dft(p->cols_fwd, s, s);
+    for (size_t i = 0; i < col_block; ++i) {
+      const double ar = s[i][0], ai = s[i][1], br = t[i][0], bi = t[i][1];
+      s[i][0] = ar * br - ai * bi;
+      s[i][1] = ar * bi + ai * br;
+    }
+    fftw_execute_dft(p->cols_inv, s, s);
+    for (int r = 0; r < map_h; ++r) {
+      fftw_complex* row = p->spec + size_t(r) * size_t(n_half) + c0;
+      for (int k = 0; k < count; ++k) {
+        row[k][0] = s[size_t(k) * n0 + r][0];
+        row[k][1] = s[size_t(k) * n0 + r][1];
+      }
     }
   });
-  PROF_T(s5);
-  if (profile_on())
-    std::fprintf(stderr, "fft setup: plan+alloc %.2f buffers %.2f tpl fill %.2f tpl fwd %.2f tpl conj %.2f ms\n",
-                 s1 - s0, s2 - s1, s3 - s2, s4 - s3, s5 - s4);
-  return Status::Ok();
+  if (keep) p->tpl_cols_ready = true;
 }
 
 // A bound on |ΣI·T by FFT − ΣI·T| at every position, for this source and template.
@@ -430,60 +490,56 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
   const int n0 = p->n0, n1 = p->n1, n_half = n1 / 2 + 1;
-  BigBuffer<uint64_t>& scores = p->scores;
+  uint64_t* const scores = reinterpret_cast<uint64_t*>(p->tpl_spec);  // after the column pass
+  const size_t n_scores = size_t(map_w) * size_t(map_h);
 
-  // ΣI·T for every position: forward transform, product with the kept spectrum, inverse.
+  // ΣI·T for every position: forward transform, product with the template's spectrum, inverse.
+  // A second run of this size keeps the template's column spectra for the runs after it.
+  if (exec.workers > p->scratch_workers) {  // the scratch is made for setup's exec
+    if (!p->scratch_buf.alloc(2 * size_t(n0) * kColumnGroup * size_t(exec.workers)))
+      return Status::runtime("out of memory for the FFT's column scratch");
+    p->scratch_workers = exec.workers;
+  }
+  const bool keep = !p->tpl_cols_ready && p->runs >= 1 &&
+                    p->tpl_cols_buf.alloc(size_t((n_half + kColumnGroup - 1) / kColumnGroup) * size_t(n0) * kColumnGroup);
+  ++p->runs;
   PROF_T(t0);
-  exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, p->real_stride, y, p->real); });
+  if (!p->tpl_cols_ready && !p->tpl_spec_ready) template_rows(p, exec);
   PROF_T(t1);
-  ExecScope scope(exec);
-  fftw_execute(p->src_rows);
-  fftw_execute(p->cols_fwd);
-  PROF_T(t2);
-  exec.for_each(n0, [&](int y, int) {
-    fftw_complex* a = p->spec + size_t(y) * size_t(n_half);
-    const fftw_complex* b = p->tspec + size_t(y) * size_t(n_half);
-    for (int k = 0; k < n_half; ++k) {
-      const double ar = a[k][0], ai = a[k][1], br = b[k][0], bi = b[k][1];
-      a[k][0] = ar * br - ai * bi;
-      a[k][1] = ar * bi + ai * br;
-    }
-  });
-  PROF_T(t3);
-  fftw_execute(p->cols_inv);
-  fftw_execute(p->out_rows);
-  PROF_T(t4);
-
-  // Integral image of squares (exact: at most 2^31 · 255² < 2^47): prefix sums along each
-  // row, then down each column (columns in blocks, so both passes split over workers).
-  // Also the source's ‖x‖₁ for the bound (per worker, added after).
-  const size_t iw = size_t(W) + 1;
-  uint64_t* ii = p->sq_integral.data();
-  std::vector<uint64_t> l1(size_t(exec.workers), 0);
+  // The source's rows, with its norms ‖x‖₁ and ‖x‖₂² for the bound (per worker, added after).
+  std::vector<uint64_t> l1(size_t(exec.workers), 0), l2sq(size_t(exec.workers), 0);
   exec.for_each(H, [&](int y, int worker) {
+    fill_padded_row(src, n1, p->real_stride, y, p->real);
     const uint8_t* s = src.row(y);
-    uint64_t* out = ii + (size_t(y) + 1) * iw;
-    uint64_t run_sq = 0, run = 0;
+    uint64_t a = 0, b = 0;
     for (int x = 0; x < W; ++x) {
-      run_sq += uint64_t(s[x]) * s[x];
-      run += s[x];
-      out[x + 1] = run_sq;
+      a += s[x];
+      b += uint64_t(s[x]) * s[x];
     }
-    l1[size_t(worker)] += run;
+    l1[size_t(worker)] += a;
+    l2sq[size_t(worker)] += b;
   });
-  constexpr int kColumns = 256;
-  exec.for_each((W + kColumns) / kColumns, [&](int b, int) {
-    const size_t x0 = size_t(b) * kColumns + 1, x1 = std::min(x0 + kColumns, iw);
-    for (int y = 1; y < H; ++y) {
-      const uint64_t* above = ii + size_t(y) * iw;
-      uint64_t* row = ii + (size_t(y) + 1) * iw;
-      for (size_t x = x0; x < x1; ++x) row[x] += above[x];
-    }
-  });
-  uint64_t sum_l1 = 0;
-  for (uint64_t v : l1) sum_l1 += v;
+  uint64_t sum_l1 = 0, sum_l2sq = 0;
+  for (size_t i = 0; i < l1.size(); ++i) {
+    sum_l1 += l1[i];
+    sum_l2sq += l2sq[i];
+  }
+  PROF_T(t2);
+  {
+    ExecScope scope(exec);
+    fftw_execute(p->src_rows);
+  }
+  PROF_T(t3);
+  column_pass(p, map_h, keep, exec);
+  p->tpl_spec_ready = false;  // its memory takes the map now
+  PROF_T(t4);
+  {
+    ExecScope scope(exec);
+    fftw_execute(p->out_rows);
+  }
   PROF_T(t5);
-  const double src_l2 = std::sqrt(double(ii[size_t(H) * iw + size_t(W)]));
+
+  const double src_l2 = std::sqrt(double(sum_l2sq));
   double c_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
   // PARVIS_FFT_BOUND_SCALE=F multiplies the bound: only more positions get re-scored, so it
   // can never make an answer wrong; tests use it to exercise the re-scoring path.
@@ -492,16 +548,49 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
 
   // SSD = ΣI² − 2·round(ΣI·T) + ΣT², in integers. round() is exact when c_bound < 0.5;
   // otherwise each score is off by at most 2·(c_bound + 0.5). A true SSD is >= 0.
+  // ΣI² per window without an integral image (11 MB less to fault in at 1326x1025): each
+  // worker takes a band of map rows and keeps, per column x, the sum over the h window rows
+  // of the row windows Σ_{j<w} I²[r][x+j] (exact in 64 bits: < 2^47), sliding it down a row
+  // at a time (add row y+h, remove row y).
   const int64_t tpl_sq = int64_t(p->tpl_sq_sum);
-  exec.for_each(map_h, [&](int y, int) {
-    const uint64_t* top = ii + size_t(y) * iw;
-    const uint64_t* bottom = ii + (size_t(y) + size_t(h)) * iw;
-    const double* corr = p->real + size_t(y) * p->real_stride;
-    uint64_t* out = scores.data() + size_t(y) * size_t(map_w);
-    for (int x = 0; x < map_w; ++x) {
-      const int64_t window_sq = int64_t(bottom[x + w] - bottom[x] - top[x + w] + top[x]);
-      const int64_t ssd = window_sq - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
-      out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+  const int bands = std::min(map_h, std::max(1, exec.workers));
+  exec.for_each(bands, [&](int band, int) {
+    const int y0 = int(int64_t(map_h) * band / bands), y1 = int(int64_t(map_h) * (band + 1) / bands);
+    std::vector<uint64_t> col(size_t(map_w), 0);
+    // col[x] += Σ_{j<w} I²[r][x+j], sliding along x.
+    auto add_row = [&](int r) {
+      const uint8_t* a = src.row(r);
+      uint64_t wa = 0;
+      for (int j = 0; j < w; ++j) wa += uint64_t(a[j]) * a[j];
+      for (int x = 0;; ++x) {
+        col[size_t(x)] += wa;
+        if (x + 1 == map_w) break;
+        wa += uint64_t(a[x + w]) * a[x + w] - uint64_t(a[x]) * a[x];
+      }
+    };
+    // col[x] += Σ_{j<w} I²[add][x+j] − Σ_{j<w} I²[sub][x+j] (modulo 2^64: exact, as the
+    // sums it ends with are).
+    auto slide = [&](int add, int sub) {
+      const uint8_t* a = src.row(add);
+      const uint8_t* b = src.row(sub);
+      int64_t d = 0;
+      for (int j = 0; j < w; ++j) d += int64_t(a[j]) * a[j] - int64_t(b[j]) * b[j];
+      for (int x = 0;; ++x) {
+        col[size_t(x)] += uint64_t(d);
+        if (x + 1 == map_w) break;
+        d += int64_t(a[x + w]) * a[x + w] - int64_t(a[x]) * a[x] - int64_t(b[x + w]) * b[x + w] +
+             int64_t(b[x]) * b[x];
+      }
+    };
+    for (int i = 0; i < h; ++i) add_row(y0 + i);
+    for (int y = y0; y < y1; ++y) {
+      if (y > y0) slide(y + h - 1, y - 1);
+      const double* corr = p->real + size_t(y) * p->real_stride;
+      uint64_t* out = scores + size_t(y) * size_t(map_w);
+      for (int x = 0; x < map_w; ++x) {
+        const int64_t ssd = int64_t(col[size_t(x)]) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
+        out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+      }
     }
   });
   PROF_T(t6);
@@ -511,7 +600,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
     // K windows); a difference would mean the bound failed, and then every position is
     // re-scored directly rather than report a wrong match.
-    std::vector<Position> best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+    std::vector<Position> best = select_best_parallel(scores, map_w, map_h, top_k, exec);
     std::vector<Position> check = best;
     rescore(&check);
     bool agree = true;
@@ -522,12 +611,12 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
       res->best = std::move(best);
     } else {
       std::vector<Position> all;
-      all.reserve(scores.size());
+      all.reserve(n_scores);
       for (int y = 0; y < map_h; ++y)
         for (int x = 0; x < map_w; ++x) all.push_back(Position{x, y, 0});
       rescore(&all);
       for (const Position& q : all) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-      res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+      res->best = select_best_parallel(scores, map_w, map_h, top_k, exec);
       note = "FFT score differed from the direct one despite the bound " + fmt("%.3g", c_bound) +
              "; every position was re-scored directly";
     }
@@ -536,11 +625,11 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     // 2·err of the K-th smallest FFT score: re-score exactly every such position. The others
     // are then larger than every exact candidate, so top-K over the patched map is exact.
     const uint64_t err = uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
-    const uint64_t kth = select_best_parallel(scores.data(), map_w, map_h, top_k, exec).back().score;
+    const uint64_t kth = select_best_parallel(scores, map_w, map_h, top_k, exec).back().score;
     const uint64_t limit = kth + 2 * err;  // scores < 2^47: no overflow
     std::vector<std::vector<Position>> found(size_t(exec.workers));
     exec.for_each(map_h, [&](int y, int worker) {
-      const uint64_t* row = scores.data() + size_t(y) * size_t(map_w);
+      const uint64_t* row = scores + size_t(y) * size_t(map_w);
       for (int x = 0; x < map_w; ++x)
         if (row[x] <= limit) found[size_t(worker)].push_back(Position{x, y, 0});
     });
@@ -548,20 +637,20 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     for (const auto& f : found) candidates.insert(candidates.end(), f.begin(), f.end());
     rescore(&candidates);
     for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-    res->best = select_best_parallel(scores.data(), map_w, map_h, top_k, exec);
+    res->best = select_best_parallel(scores, map_w, map_h, top_k, exec);
     note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) + " >= 0.5: re-scored directly the " +
            std::to_string(candidates.size()) + " positions within " + std::to_string(2 * err) +
            " of the K-th best FFT score";
   }
   PROF_T(t7);
   if (profile_on())
-    std::fprintf(stderr, "fft run: fill %.2f fwd %.2f mul %.2f inv %.2f integral %.2f combine %.2f select %.2f ms\n",
+    std::fprintf(stderr, "fft run: tpl rows %.2f fill %.2f rows %.2f columns %.2f rows back %.2f combine %.2f select %.2f ms\n",
                  t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
 
   res->map_width = map_w;
   res->map_height = map_h;
   if (want_map) {
-    res->map.resize(scores.size());
+    res->map.resize(n_scores);
     exec.for_each(map_h, [&](int y, int) {
       const size_t o = size_t(y) * size_t(map_w);
       for (int x = 0; x < map_w; ++x) res->map[o + size_t(x)] = double(scores[o + size_t(x)]);

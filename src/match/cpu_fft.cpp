@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <ctime>
 
 #include "match/match_common.hpp"
 
@@ -275,15 +276,24 @@ static void fill_padded_row(const Image& img, int n1, size_t stride, int y, doub
 }
 
 // PARVIS_FFT_PROFILE=1: the phases of setup_size and run on stderr (milliseconds), to see where
-// a single call spends its time (bench/README.md, "one call").
-static bool profile_on() {
-  static const bool on = [] {
+// a single call spends its time (bench/README.md, "one call"); PARVIS_FFT_PROFILE=cpu: the
+// process's CPU time instead of the wall clock (all threads; steadier on a shared machine).
+static int profile_mode() {
+  static const int mode = [] {
     const char* v = std::getenv("PARVIS_FFT_PROFILE");
-    return v && *v && std::strcmp(v, "0") != 0;
+    if (!v || !*v || std::strcmp(v, "0") == 0) return 0;
+    return std::strcmp(v, "cpu") == 0 ? 2 : 1;
   }();
-  return on;
+  return mode;
 }
-#define PROF_T(name) const double name = profile_on() ? now_ms() : 0.0
+static bool profile_on() { return profile_mode() != 0; }
+static double profile_now() {
+  if (profile_mode() == 1) return now_ms();
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+#define PROF_T(name) const double name = profile_on() ? profile_now() : 0.0
 
 // Columns per group of the column pass: a group's scratch (source and template, 2·n0·kColumnGroup
 // complex, 269 KB at n0 = 1050) stays in a core's L2. Contiguous columns in the scratch
@@ -354,8 +364,8 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
       fftw_complex* scratch = p->scratch_buf.data();
       auto cols = [&](int sign) {
         return make([&](unsigned f) {
-          return fftw_plan_many_dft(1, &n0, kColumnGroup, scratch, nullptr, 1, n0, scratch, nullptr, 1,
-                                    n0, sign, f);
+          return fftw_plan_many_dft(1, &n0, kColumnGroup, scratch, nullptr, kColumnGroup, 1, scratch,
+                                    nullptr, kColumnGroup, 1, sign, f);
         });
       };
       p->cols_fwd = cols(FFTW_FORWARD);
@@ -407,20 +417,16 @@ static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
     const int c0 = g * kColumnGroup, count = std::min(kColumnGroup, n_half - c0);
     fftw_complex* s = p->scratch_buf.data() + 2 * col_block * size_t(worker);
     fftw_complex* t = keep || reuse ? p->tpl_cols_buf.data() + col_block * size_t(g) : s + col_block;
-    // Gather column c0 + k into s[k·n0 ...]: row by row, so each row's few cache lines are
-    // read once. Columns past n_half (last group) are zero and their results unused.
+    // Gather the group's part of each row (rows < `rows`, zero below and past n_half): row r,
+    // column c0 + k goes to dst[r·kColumnGroup + k] (columns interleaved: one copy per row).
     auto gather = [&](const fftw_complex* src, int rows, fftw_complex* dst) {
       for (int r = 0; r < rows; ++r) {
-        const fftw_complex* row = src + size_t(r) * size_t(n_half) + c0;
-        for (int k = 0; k < count; ++k) {
-          dst[size_t(k) * n0 + r][0] = row[k][0];
-          dst[size_t(k) * n0 + r][1] = row[k][1];
-        }
+        double* d = reinterpret_cast<double*>(dst + size_t(r) * kColumnGroup);
+        std::memcpy(d, src + size_t(r) * size_t(n_half) + c0, sizeof(fftw_complex) * size_t(count));
+        std::fill(d + 2 * count, d + 2 * kColumnGroup, 0.0);
       }
-      for (int k = 0; k < kColumnGroup; ++k) {
-        double* col = reinterpret_cast<double*>(dst + size_t(k) * n0);
-        std::fill(col + (k < count ? 2 * size_t(rows) : 0), col + 2 * size_t(n0), 0.0);
-      }
+      std::fill(reinterpret_cast<double*>(dst + size_t(rows) * kColumnGroup),
+                reinterpret_cast<double*>(dst + col_block), 0.0);
     };
     if (!reuse) {
       gather(p->tpl_spec, h, t);
@@ -438,13 +444,9 @@ static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
       s[i][1] = ar * bi + ai * br;
     }
     fftw_execute_dft(p->cols_inv, s, s);
-    for (int r = 0; r < map_h; ++r) {
-      fftw_complex* row = p->spec + size_t(r) * size_t(n_half) + c0;
-      for (int k = 0; k < count; ++k) {
-        row[k][0] = s[size_t(k) * n0 + r][0];
-        row[k][1] = s[size_t(k) * n0 + r][1];
-      }
-    }
+    for (int r = 0; r < map_h; ++r)
+      std::memcpy(p->spec + size_t(r) * size_t(n_half) + c0, s + size_t(r) * kColumnGroup,
+                  sizeof(fftw_complex) * size_t(count));
   });
   if (keep) p->tpl_cols_ready = true;
 }
@@ -549,47 +551,34 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   // SSD = ΣI² − 2·round(ΣI·T) + ΣT², in integers. round() is exact when c_bound < 0.5;
   // otherwise each score is off by at most 2·(c_bound + 0.5). A true SSD is >= 0.
   // ΣI² per window without an integral image (11 MB less to fault in at 1326x1025): each
-  // worker takes a band of map rows and keeps, per column x, the sum over the h window rows
-  // of the row windows Σ_{j<w} I²[r][x+j] (exact in 64 bits: < 2^47), sliding it down a row
-  // at a time (add row y+h, remove row y).
+  // worker takes a band of map rows and keeps, per source column x, the sum of I² over the h
+  // window rows, sliding it down a row at a time (add row y+h-1, remove row y-1: vectorised),
+  // then slides a w-wide sum along it for the row of windows. Exact in 64 bits (< 2^47).
   const int64_t tpl_sq = int64_t(p->tpl_sq_sum);
   const int bands = std::min(map_h, std::max(1, exec.workers));
   exec.for_each(bands, [&](int band, int) {
     const int y0 = int(int64_t(map_h) * band / bands), y1 = int(int64_t(map_h) * (band + 1) / bands);
-    std::vector<uint64_t> col(size_t(map_w), 0);
-    // col[x] += Σ_{j<w} I²[r][x+j], sliding along x.
-    auto add_row = [&](int r) {
-      const uint8_t* a = src.row(r);
-      uint64_t wa = 0;
-      for (int j = 0; j < w; ++j) wa += uint64_t(a[j]) * a[j];
-      for (int x = 0;; ++x) {
-        col[size_t(x)] += wa;
-        if (x + 1 == map_w) break;
-        wa += uint64_t(a[x + w]) * a[x + w] - uint64_t(a[x]) * a[x];
-      }
-    };
-    // col[x] += Σ_{j<w} I²[add][x+j] − Σ_{j<w} I²[sub][x+j] (modulo 2^64: exact, as the
-    // sums it ends with are).
-    auto slide = [&](int add, int sub) {
-      const uint8_t* a = src.row(add);
-      const uint8_t* b = src.row(sub);
-      int64_t d = 0;
-      for (int j = 0; j < w; ++j) d += int64_t(a[j]) * a[j] - int64_t(b[j]) * b[j];
-      for (int x = 0;; ++x) {
-        col[size_t(x)] += uint64_t(d);
-        if (x + 1 == map_w) break;
-        d += int64_t(a[x + w]) * a[x + w] - int64_t(a[x]) * a[x] - int64_t(b[x + w]) * b[x + w] +
-             int64_t(b[x]) * b[x];
-      }
-    };
-    for (int i = 0; i < h; ++i) add_row(y0 + i);
+    std::vector<uint64_t> col(size_t(W), 0);
+    uint64_t* v = col.data();
+    for (int i = 0; i < h; ++i) {
+      const uint8_t* a = src.row(y0 + i);
+      for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x];
+    }
     for (int y = y0; y < y1; ++y) {
-      if (y > y0) slide(y + h - 1, y - 1);
+      if (y > y0) {
+        const uint8_t* a = src.row(y + h - 1);
+        const uint8_t* b = src.row(y - 1);
+        for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x] - uint64_t(b[x]) * b[x];
+      }
       const double* corr = p->real + size_t(y) * p->real_stride;
       uint64_t* out = scores + size_t(y) * size_t(map_w);
-      for (int x = 0; x < map_w; ++x) {
-        const int64_t ssd = int64_t(col[size_t(x)]) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
+      uint64_t window = 0;
+      for (int j = 0; j < w; ++j) window += v[j];
+      for (int x = 0;; ++x) {
+        const int64_t ssd = int64_t(window) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
         out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+        if (x + 1 == map_w) break;
+        window += v[x + w] - v[x];
       }
     }
   });
@@ -636,8 +625,14 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     std::vector<Position> candidates;
     for (const auto& f : found) candidates.insert(candidates.end(), f.begin(), f.end());
     rescore(&candidates);
-    for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-    res->best = select_best_parallel(scores, map_w, map_h, top_k, exec);
+    // The true K best are all candidates and every other position scores more than each of
+    // them (above): the K best of the candidates' exact scores are the answer.
+    TopK top(top_k);
+    for (const Position& q : candidates) {
+      scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
+      top.offer(q);
+    }
+    res->best = top.sorted();
     note = "rounding bound on sum(I*T) " + fmt("%.3g", c_bound) + " >= 0.5: re-scored directly the " +
            std::to_string(candidates.size()) + " positions within " + std::to_string(2 * err) +
            " of the K-th best FFT score";

@@ -73,34 +73,10 @@ static std::mutex& planner_mutex() {
   static std::mutex m;
   return m;
 }
-// FFTW's parallel loops run on the version's workers (OpenMP threads in omp) rather than on
-// FFTW's own pthreads, so one pool of threads, not two, takes turns on the cores (two pools
-// spinning against each other made omp slower than simd when the machine was busy). The
-// executing thread says which workers to use; elsewhere (nested loops, no exec) the jobs
-// run in order.
-static thread_local const CpuExec* t_exec = nullptr;
-static void run_fftw_jobs(void* (*work)(char*), char* jobdata, size_t elsize, int njobs, void*) {
-  const CpuExec* exec = t_exec;
-  if (exec && exec->workers > 1 && njobs > 1) {
-    t_exec = nullptr;  // FFTW may nest loops: inner ones run in order
-    exec->for_each(njobs, [&](int i, int) { work(jobdata + elsize * size_t(i)); });
-    t_exec = exec;
-  } else {
-    for (int i = 0; i < njobs; ++i) work(jobdata + elsize * size_t(i));
-  }
-}
-struct ExecScope {
-  explicit ExecScope(const CpuExec& e) { t_exec = &e; }
-  ~ExecScope() { t_exec = nullptr; }
-};
-
-static void init_fftw_threads() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    fftw_init_threads();
-    fftw_threads_set_callback(run_fftw_jobs, nullptr);
-  });
-}
+// Every plan is single-threaded: the version's workers (OpenMP threads in omp) split the rows
+// and the column groups among themselves, each running plans on its own part (new-array
+// execute), so one pool of threads, not two, takes turns on the cores, and each chunk of rows
+// is transformed while the pass that filled it (or reads it next) still has it in cache.
 
 // ---------------------------------------------------------------------------- wisdom cache
 // FFTW's planner costs a one-shot call more than its transforms save: even FFTW_ESTIMATE took
@@ -206,31 +182,32 @@ struct Plan {
   // For the current source size.
   int src_w = 0, src_h = 0, n0 = 0, n1 = 0;
   // The 2-D transforms as 1-D passes, so that rows known to be zero are neither stored nor
-  // transformed: r2c of the source's H rows (src_rows) in place in `spec` (rows of
-  // 2·(n1/2+1) doubles hold the source, then its n1/2+1 complex row spectrum), and of the
-  // template's h rows (tpl_rows, new-array execute) into `tpl_spec`. Then the columns, kColumnGroup
-  // at a time in a worker's cache-sized scratch (column_pass): gathered (rows past H, h: zero),
-  // forward (cols_fwd), the product with the template's conjugated, scaled column spectrum,
-  // inverse (cols_inv), and only the map_h rows the scores read written back to `spec`;
-  // last c2r of those rows (out_rows) gives ΣI·T in `real`. The template's 2-D spectrum is
-  // not kept for a one-shot call (its column transforms are redone in the scratch); a second
-  // run of the same size keeps it (tpl_cols, in the scratch's layout) for every later run.
+  // transformed: r2c of the source's H rows in place in `spec` (rows of real_stride doubles
+  // hold the source, then its n1/2+1 complex row spectrum), and of the template's h rows into
+  // `tpl_spec`, kRowChunk rows at a time (rows_fwd, new-array execute), each chunk right after
+  // it is filled. Then the columns, kColumnGroup at a time in a worker's cache-sized scratch
+  // (column_pass): gathered (rows past H, h: zero), forward (cols_fwd), the product with the
+  // template's conjugated, scaled column spectrum, inverse (cols_inv), and only the map_h
+  // rows the scores read written back to `spec`; last c2r of those rows, a chunk at a time
+  // (rows_inv), each chunk turned into scores at once. The template's 2-D spectrum is not
+  // kept for a one-shot call (its column transforms are redone in the scratch); a second run
+  // of the same size keeps it (tpl_cols, in the scratch's layout) for every later run.
   BigBuffer<fftw_complex> spec_buf, tpl_spec_buf, tpl_cols_buf, scratch_buf;
   fftw_complex* spec = nullptr;
   double* real = nullptr;          // = (double*)spec, row stride real_stride
-  size_t real_stride = 0;
+  size_t spec_stride = 0;          // complex per spectrum row: n1/2+1 rounded up to 64 bytes
+  size_t real_stride = 0;          // = 2·spec_stride doubles
   fftw_complex* tpl_spec = nullptr;  // h × (n1/2+1): the template's row spectra, then the map
   bool tpl_spec_ready = false;       // tpl_spec holds the row spectra (not the last map)
   bool tpl_cols_ready = false;       // tpl_cols_buf holds the template's 2-D spectrum
   int scratch_workers = 0;           // workers scratch_buf has room for
   int runs = 0;                      // runs at this size
-  fftw_plan tpl_rows = nullptr, src_rows = nullptr, cols_fwd = nullptr, cols_inv = nullptr,
-            out_rows = nullptr;
-  bool planned() const { return tpl_rows && src_rows && cols_fwd && cols_inv && out_rows; }
+  fftw_plan rows_fwd = nullptr, rows_inv = nullptr, cols_fwd = nullptr, cols_inv = nullptr;
+  bool planned() const { return rows_fwd && rows_inv && cols_fwd && cols_inv; }
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    for (fftw_plan* q : {&tpl_rows, &src_rows, &cols_fwd, &cols_inv, &out_rows}) {
+    for (fftw_plan* q : {&rows_fwd, &rows_inv, &cols_fwd, &cols_inv}) {
       if (*q) fftw_destroy_plan(*q);
       *q = nullptr;
     }
@@ -249,7 +226,6 @@ bool available() { return true; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 
 Status prepare(const Image& gray_template, int threads, PlanPtr* out) {
-  init_fftw_threads();
   PlanPtr p(new Plan);
   p->tpl = gray_template;
   p->threads = std::max(1, threads);
@@ -300,6 +276,9 @@ static double profile_now() {
 // (transposed) measured faster than interleaved ones with FFTW_ESTIMATE plans; 8 and 16 per
 // group were within noise (bench/README.md, "one call").
 constexpr int kColumnGroup = 8;
+// Rows per chunk of the row transforms (fill + r2c, c2r + scores): a chunk of 1344-wide rows
+// is 172 KB, in L2 between the two.
+constexpr int kRowChunk = 16;
 
 // Plans and the template's row spectra for a source of this size (once per size).
 static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
@@ -310,17 +289,21 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   padded_size(src_w, src_h, &n0, &n1);
   const int h = p->tpl.height, n_half = n1 / 2 + 1;
   const size_t col_block = size_t(n0) * kColumnGroup;  // one group's column spectra
+  // Rows padded to 64 bytes, so that every row, and so every chunk, has the alignment the
+  // plans were made for; row counts rounded up to whole chunks (the extra rows are zero in and
+  // unused out).
+  p->spec_stride = (size_t(n_half) + 3) & ~size_t(3);
+  p->real_stride = 2 * p->spec_stride;
+  auto chunked = [](int rows) { return size_t(rows + kRowChunk - 1) / kRowChunk * kRowChunk; };
   // The template's row spectra are read only by the column pass; the score map, written after
   // it, takes their place (one buffer less to fault in).
   const size_t map_bytes = size_t(map_width_of(src_w, p->tpl.width)) *
                            size_t(map_height_of(src_h, h)) * sizeof(uint64_t);
-  const size_t tpl_spec_n = std::max(size_t(h) * size_t(n_half),
+  const size_t tpl_spec_n = std::max(chunked(h) * p->spec_stride,
                                      (map_bytes + sizeof(fftw_complex) - 1) / sizeof(fftw_complex));
-  p->real_stride = 2 * size_t(n_half);
   {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    if (p->spec_buf.alloc(size_t(src_h) * size_t(n_half)) &&
-        p->tpl_spec_buf.alloc(tpl_spec_n) &&
+    if (p->spec_buf.alloc(chunked(src_h) * p->spec_stride) && p->tpl_spec_buf.alloc(tpl_spec_n) &&
         p->scratch_buf.alloc(2 * col_block * size_t(std::max(1, exec.workers)))) {
       p->spec = p->spec_buf.data();
       p->real = reinterpret_cast<double*>(p->spec);
@@ -343,24 +326,15 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
         }
         return q;
       };
-      const int rs = int(p->real_stride);
-      const int map_h = map_height_of(src_h, h);
-      // Rows: FFTW's threads (on exec's workers, run_fftw_jobs); columns: one thread per
-      // group, the groups split over the workers.
-      fftw_plan_with_nthreads(p->threads);
-      auto rows_r2c = [&](int rows) {
-        return make([&](unsigned f) {
-          return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
-                                        n_half, f);
-        });
-      };
-      p->tpl_rows = rows_r2c(h);
-      p->src_rows = rows_r2c(src_h);
-      p->out_rows = make([&](unsigned f) {
-        return fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real, nullptr,
+      const int rs = int(p->real_stride), ss = int(p->spec_stride);
+      p->rows_fwd = make([&](unsigned f) {
+        return fftw_plan_many_dft_r2c(1, &n1, kRowChunk, p->real, nullptr, 1, rs, p->spec, nullptr,
+                                      1, ss, f);
+      });
+      p->rows_inv = make([&](unsigned f) {
+        return fftw_plan_many_dft_c2r(1, &n1, kRowChunk, p->spec, nullptr, 1, ss, p->real, nullptr,
                                       1, rs, f);
       });
-      fftw_plan_with_nthreads(1);
       fftw_complex* scratch = p->scratch_buf.data();
       auto cols = [&](int sign) {
         return make([&](unsigned f) {
@@ -395,10 +369,14 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
 // The template's row spectra into tpl_spec (the plan's new-array execute: same layout and
 // alignment); its column transforms happen in the column pass.
 static void template_rows(Plan* p, const CpuExec& exec) {
+  const int h = p->tpl.height, chunks = (h + kRowChunk - 1) / kRowChunk;
   double* treal = reinterpret_cast<double*>(p->tpl_spec);
-  exec.for_each(p->tpl.height, [&](int y, int) { fill_padded_row(p->tpl, p->n1, p->real_stride, y, treal); });
-  ExecScope scope(exec);
-  fftw_execute_dft_r2c(p->tpl_rows, treal, p->tpl_spec);
+  exec.for_each(chunks, [&](int c, int) {
+    for (int y = c * kRowChunk; y < (c + 1) * kRowChunk; ++y)
+      fill_padded_row(p->tpl, p->n1, p->real_stride, y, treal);
+    fftw_execute_dft_r2c(p->rows_fwd, treal + size_t(c) * kRowChunk * p->real_stride,
+                         p->tpl_spec + size_t(c) * kRowChunk * p->spec_stride);
+  });
   p->tpl_spec_ready = true;
 }
 
@@ -422,7 +400,7 @@ static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
     auto gather = [&](const fftw_complex* src, int rows, fftw_complex* dst) {
       for (int r = 0; r < rows; ++r) {
         double* d = reinterpret_cast<double*>(dst + size_t(r) * kColumnGroup);
-        std::memcpy(d, src + size_t(r) * size_t(n_half) + c0, sizeof(fftw_complex) * size_t(count));
+        std::memcpy(d, src + size_t(r) * p->spec_stride + c0, sizeof(fftw_complex) * size_t(count));
         std::fill(d + 2 * count, d + 2 * kColumnGroup, 0.0);
       }
       std::fill(reinterpret_cast<double*>(dst + size_t(rows) * kColumnGroup),
@@ -445,7 +423,7 @@ static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
     }
     fftw_execute_dft(p->cols_inv, s, s);
     for (int r = 0; r < map_h; ++r)
-      std::memcpy(p->spec + size_t(r) * size_t(n_half) + c0, s + size_t(r) * kColumnGroup,
+      std::memcpy(p->spec + size_t(r) * p->spec_stride + c0, s + size_t(r) * kColumnGroup,
                   sizeof(fftw_complex) * size_t(count));
   });
   if (keep) p->tpl_cols_ready = true;
@@ -508,18 +486,24 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   PROF_T(t0);
   if (!p->tpl_cols_ready && !p->tpl_spec_ready) template_rows(p, exec);
   PROF_T(t1);
-  // The source's rows, with its norms ‖x‖₁ and ‖x‖₂² for the bound (per worker, added after).
+  // The source's rows, a chunk at a time: filled, with the norms ‖x‖₁ and ‖x‖₂² for the
+  // bound (per worker, added after), then transformed.
   std::vector<uint64_t> l1(size_t(exec.workers), 0), l2sq(size_t(exec.workers), 0);
-  exec.for_each(H, [&](int y, int worker) {
-    fill_padded_row(src, n1, p->real_stride, y, p->real);
-    const uint8_t* s = src.row(y);
-    uint64_t a = 0, b = 0;
-    for (int x = 0; x < W; ++x) {
-      a += s[x];
-      b += uint64_t(s[x]) * s[x];
+  exec.for_each((H + kRowChunk - 1) / kRowChunk, [&](int c, int worker) {
+    for (int y = c * kRowChunk; y < (c + 1) * kRowChunk; ++y) {
+      fill_padded_row(src, n1, p->real_stride, y, p->real);
+      if (y >= H) continue;
+      const uint8_t* s = src.row(y);
+      uint64_t a = 0, b = 0;
+      for (int x = 0; x < W; ++x) {
+        a += s[x];
+        b += uint64_t(s[x]) * s[x];
+      }
+      l1[size_t(worker)] += a;
+      l2sq[size_t(worker)] += b;
     }
-    l1[size_t(worker)] += a;
-    l2sq[size_t(worker)] += b;
+    fftw_execute_dft_r2c(p->rows_fwd, p->real + size_t(c) * kRowChunk * p->real_stride,
+                         p->spec + size_t(c) * kRowChunk * p->spec_stride);
   });
   uint64_t sum_l1 = 0, sum_l2sq = 0;
   for (size_t i = 0; i < l1.size(); ++i) {
@@ -527,19 +511,9 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     sum_l2sq += l2sq[i];
   }
   PROF_T(t2);
-  {
-    ExecScope scope(exec);
-    fftw_execute(p->src_rows);
-  }
-  PROF_T(t3);
   column_pass(p, map_h, keep, exec);
   p->tpl_spec_ready = false;  // its memory takes the map now
-  PROF_T(t4);
-  {
-    ExecScope scope(exec);
-    fftw_execute(p->out_rows);
-  }
-  PROF_T(t5);
+  PROF_T(t3);
 
   const double src_l2 = std::sqrt(double(sum_l2sq));
   double c_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
@@ -548,41 +522,49 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   if (const char* f = std::getenv("PARVIS_FFT_BOUND_SCALE")) c_bound *= std::max(1.0, std::atof(f));
   const bool exact = c_bound < 0.5;
 
+  // Back to ΣI·T a chunk of rows at a time (c2r), each chunk turned into scores at once:
   // SSD = ΣI² − 2·round(ΣI·T) + ΣT², in integers. round() is exact when c_bound < 0.5;
   // otherwise each score is off by at most 2·(c_bound + 0.5). A true SSD is >= 0.
   // ΣI² per window without an integral image (11 MB less to fault in at 1326x1025): each
-  // worker takes a band of map rows and keeps, per source column x, the sum of I² over the h
-  // window rows, sliding it down a row at a time (add row y+h-1, remove row y-1: vectorised),
-  // then slides a w-wide sum along it for the row of windows. Exact in 64 bits (< 2^47).
+  // worker takes a band of whole chunks and keeps, per source column x, the sum of I² over the
+  // h window rows, sliding it down a row at a time (add row y+h-1, remove row y-1:
+  // vectorised), then slides a w-wide sum along it for the row of windows. Exact in 64 bits
+  // (< 2^47).
   const int64_t tpl_sq = int64_t(p->tpl_sq_sum);
-  const int bands = std::min(map_h, std::max(1, exec.workers));
+  const int map_chunks = (map_h + kRowChunk - 1) / kRowChunk;
+  const int bands = std::min(map_chunks, std::max(1, exec.workers));
   exec.for_each(bands, [&](int band, int) {
-    const int y0 = int(int64_t(map_h) * band / bands), y1 = int(int64_t(map_h) * (band + 1) / bands);
+    const int c0 = int(int64_t(map_chunks) * band / bands), c1 = int(int64_t(map_chunks) * (band + 1) / bands);
+    const int y0 = c0 * kRowChunk;
     std::vector<uint64_t> col(size_t(W), 0);
     uint64_t* v = col.data();
     for (int i = 0; i < h; ++i) {
       const uint8_t* a = src.row(y0 + i);
       for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x];
     }
-    for (int y = y0; y < y1; ++y) {
-      if (y > y0) {
-        const uint8_t* a = src.row(y + h - 1);
-        const uint8_t* b = src.row(y - 1);
-        for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x] - uint64_t(b[x]) * b[x];
-      }
-      const double* corr = p->real + size_t(y) * p->real_stride;
-      uint64_t* out = scores + size_t(y) * size_t(map_w);
-      uint64_t window = 0;
-      for (int j = 0; j < w; ++j) window += v[j];
-      for (int x = 0;; ++x) {
-        const int64_t ssd = int64_t(window) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
-        out[x] = ssd > 0 ? uint64_t(ssd) : 0;
-        if (x + 1 == map_w) break;
-        window += v[x + w] - v[x];
+    for (int c = c0; c < c1; ++c) {
+      fftw_execute_dft_c2r(p->rows_inv, p->spec + size_t(c) * kRowChunk * p->spec_stride,
+                           p->real + size_t(c) * kRowChunk * p->real_stride);
+      for (int y = c * kRowChunk; y < std::min(map_h, (c + 1) * kRowChunk); ++y) {
+        if (y > y0) {
+          const uint8_t* a = src.row(y + h - 1);
+          const uint8_t* b = src.row(y - 1);
+          for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x] - uint64_t(b[x]) * b[x];
+        }
+        const double* corr = p->real + size_t(y) * p->real_stride;
+        uint64_t* out = scores + size_t(y) * size_t(map_w);
+        uint64_t window = 0;
+        for (int j = 0; j < w; ++j) window += v[j];
+        for (int x = 0;; ++x) {
+          const int64_t ssd = int64_t(window) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
+          out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+          if (x + 1 == map_w) break;
+          window += v[x + w] - v[x];
+        }
       }
     }
   });
-  PROF_T(t6);
+  PROF_T(t4);
 
   std::string note;
   if (exact) {
@@ -637,10 +619,10 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
            std::to_string(candidates.size()) + " positions within " + std::to_string(2 * err) +
            " of the K-th best FFT score";
   }
-  PROF_T(t7);
+  PROF_T(t5);
   if (profile_on())
-    std::fprintf(stderr, "fft run: tpl rows %.2f fill %.2f rows %.2f columns %.2f rows back %.2f combine %.2f select %.2f ms\n",
-                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
+    std::fprintf(stderr, "fft run: tpl rows %.2f rows %.2f columns %.2f rows back+scores %.2f select %.2f ms\n",
+                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
 
   res->map_width = map_w;
   res->map_height = map_h;

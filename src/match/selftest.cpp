@@ -3,6 +3,7 @@
 // cut from the source is found where it was cut, with score 0", and every score of a small
 // random case against a naive recomputation here. Run through the linked version.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -265,6 +266,23 @@ void fft_repeated_runs(SelftestReport& r) {
     r.check(name + ": FFT scores exact", got.explain.find("despite the bound") == std::string::npos,
             got.explain);
   }
+  // The path for a bound >= 0.5 (large images): forced by PARVIS_FFT_BOUND_SCALE, the best
+  // come from the candidates re-scored directly and must still be the direct method's.
+  ::setenv("PARVIS_FFT_BOUND_SCALE", "1e9", 1);
+  for (const Image* src : {&a, &b}) {
+    const std::string name = "match fft re-scored candidates (" + std::to_string(src->width) + "x" +
+                             std::to_string(src->height) + ")";
+    match::Result got, want;
+    const bool ok = r.expect_ok(name, match::matcher_run(m.get(), *src, &got)) &&
+                    r.expect_ok(name, run(*src, tpl, Metric::SSD, 3, true, &want));
+    std::string d;
+    if (ok) {
+      r.check(name + ": top 3", same_positions(got.best, want.best, &d), d);
+      r.check(name + ": that path taken", got.explain.find("re-scored directly the") != std::string::npos,
+              got.explain);
+    }
+  }
+  ::unsetenv("PARVIS_FFT_BOUND_SCALE");
 }
 
 // The shared top-K: order-independent, merge equals one pass.

@@ -8,7 +8,11 @@
 # cv2.matchTemplate(TM_SQDIFF) on the same files (per call, after one warm-up call, in one
 # python process). ROUNDS rounds alternate the two; the medians and their ratio are printed and
 # appended to bench/results/times.csv (workload 1326x1025/479x432, method fft-one-call /
-# opencv-one-call). PARVIS_FFT_PROFILE=1 in the environment adds the phases on stderr.
+# opencv-one-call). PARVIS_FFT_PROFILE=1 (or cpu) in the environment adds the phases on stderr.
+# FFTW's wisdom cache (src/match/cpu_fft.cpp) lives in the run's temporary directory: each
+# version's first call plans from nothing and writes it (printed as "<v>-cold", method
+# fft-one-call-cold), the rounds then plan from it, as a user's later calls do.
+# PARVIS_FFTW_PLANNING=measure makes that first call measure the plans (seconds) instead.
 #   VERSIONS="simd omp" (default), BIN=bin, ROUNDS=7.
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 1
@@ -32,6 +36,10 @@ for _ in range(3):
     a = time.perf_counter(); cv2.matchTemplate(s, t, cv2.TM_SQDIFF); best.append((time.perf_counter() - a) * 1e3)
 print(sorted(best)[1])
 PYEOF
+export PARVIS_FFTW_WISDOM=$tmp/fftw-wisdom
+for v in $VERSIONS; do
+  "$BIN/$v" match "$S" "$T" --method fft 2>&1 >/dev/null | sed -n "s/^time match: total \([0-9.]*\) ms.*/$v-cold \1/p" >>"$tmp/runs"
+done
 for r in $(seq "$ROUNDS"); do
   for v in $VERSIONS; do
     "$BIN/$v" match "$S" "$T" --method fft 2>&1 >/dev/null | sed -n "s/^time match: total \([0-9.]*\) ms.*/$v \1/p" >>"$tmp/runs"
@@ -46,5 +54,6 @@ awk -v d="$date_now" -v m="$machine" -v csv=bench/results/times.csv '
   function median(s,   a, n, i, j, x) { n = split(s, a, " "); for (i = 2; i <= n; ++i) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; --j) a[j+1] = a[j]; a[j+1] = x }
                                          return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
   END { cv = ("opencv" in t) ? median(t["opencv"]) : 0
-        for (v in t) { md = median(t[v]); printf "%-7s median %8.2f ms  (runs:%s)%s\n", v, md, t[v], (v != "opencv" && cv > 0) ? sprintf("  = %.2fx OpenCV", md / cv) : ""
-          printf "%s,%s,%s,1326x1025/479x432,%s,%s,%.3f\n", d, m, v, v == "opencv" ? "opencv-one-call" : "fft-one-call", v == "omp" ? "2" : "1", md >> csv } }' "$tmp/runs" | sort
+        for (v in t) { md = median(t[v]); cold = v ~ /-cold$/; name = v; sub(/-cold$/, "", name)
+          printf "%-9s median %8.2f ms  (runs:%s)%s\n", v, md, t[v], (v != "opencv" && cv > 0) ? sprintf("  = %.2fx OpenCV", md / cv) : ""
+          printf "%s,%s,%s,1326x1025/479x432,%s,%s,%.3f\n", d, m, name, name == "opencv" ? "opencv-one-call" : cold ? "fft-one-call-cold" : "fft-one-call", name == "omp" ? "2" : "1", md >> csv } }' "$tmp/runs" | sort

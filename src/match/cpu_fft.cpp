@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <ctime>
 
 #include "match/match_common.hpp"
 
@@ -19,6 +20,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#include <sys/stat.h>
+
+#include "common/output.hpp"
 
 namespace parvis::match::fft {
 
@@ -69,33 +73,75 @@ static std::mutex& planner_mutex() {
   static std::mutex m;
   return m;
 }
-// FFTW's parallel loops run on the version's workers (OpenMP threads in omp) rather than on
-// FFTW's own pthreads, so one pool of threads, not two, takes turns on the cores (two pools
-// spinning against each other made omp slower than simd when the machine was busy). The
-// executing thread says which workers to use; elsewhere (nested loops, no exec) the jobs
-// run in order.
-static thread_local const CpuExec* t_exec = nullptr;
-static void run_fftw_jobs(void* (*work)(char*), char* jobdata, size_t elsize, int njobs, void*) {
-  const CpuExec* exec = t_exec;
-  if (exec && exec->workers > 1 && njobs > 1) {
-    t_exec = nullptr;  // FFTW may nest loops: inner ones run in order
-    exec->for_each(njobs, [&](int i, int) { work(jobdata + elsize * size_t(i)); });
-    t_exec = exec;
-  } else {
-    for (int i = 0; i < njobs; ++i) work(jobdata + elsize * size_t(i));
-  }
-}
-struct ExecScope {
-  explicit ExecScope(const CpuExec& e) { t_exec = &e; }
-  ~ExecScope() { t_exec = nullptr; }
-};
+// Every plan is single-threaded: the version's workers (OpenMP threads in omp) split the rows
+// and the column groups among themselves, each running plans on its own part (new-array
+// execute), so one pool of threads, not two, takes turns on the cores, and each chunk of rows
+// is transformed while the pass that filled it (or reads it next) still has it in cache.
 
-static void init_fftw_threads() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    fftw_init_threads();
-    fftw_threads_set_callback(run_fftw_jobs, nullptr);
-  });
+// ---------------------------------------------------------------------------- wisdom cache
+// FFTW's planner costs a one-shot call more than its transforms save: even FFTW_ESTIMATE took
+// 11-17 ms for the five 1-D plans of 1344x1050 (19 ms with two threads), a third of the call.
+// The plans it chose ("wisdom") are kept in a user cache file and read back by the next
+// process, which then plans in under a millisecond (bench/README.md, "one call"). The file:
+// $PARVIS_FFTW_WISDOM, else $XDG_CACHE_HOME/parvis/fftw-wisdom, else
+// ~/.cache/parvis/fftw-wisdom; PARVIS_FFTW_WISDOM= (empty), 0 or off disables it. A file
+// that cannot be read or parsed (another FFTW version, damage) is ignored; it is rewritten
+// atomically (temp file + rename) whenever a plan was not in it. Wisdom only picks among
+// FFTW's algorithms: every result is still checked by the rounding bound, so the file can
+// never change an answer.
+// PARVIS_FFTW_PLANNING=measure (or patient) plans with FFTW_MEASURE (PATIENT) on a miss:
+// seconds per new size once, then ~30% faster transforms for every later call that reads
+// the cache (ESTIMATE planning uses wisdom from a more rigorous planner).
+static std::string wisdom_path() {
+  if (const char* v = std::getenv("PARVIS_FFTW_WISDOM")) {
+    if (!*v || std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) return "";
+    return v;
+  }
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return std::string(xdg) + "/parvis/fftw-wisdom";
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/') return std::string(home) + "/.cache/parvis/fftw-wisdom";
+  return "";
+}
+
+static unsigned planning_flags() {
+  const char* v = std::getenv("PARVIS_FFTW_PLANNING");
+  if (v && std::strcmp(v, "measure") == 0) return FFTW_MEASURE;
+  if (v && std::strcmp(v, "patient") == 0) return FFTW_PATIENT;
+  return FFTW_ESTIMATE;
+}
+
+// FFTW's buffered solvers take small scratch buffers from malloc inside every fftw_execute
+// (~90 a frame on the 160x88 test clip): the only allocations of a warm video frame. They are
+// faster (3-7 % at 1920x1080 on the 2-core VM, within noise at 1326x1025), so they stay;
+// PARVIS_FFTW_NO_BUFFERING=1 rules them out, so that the video contract
+// can check that nothing else allocates per frame (tests/video_contract.sh).
+static unsigned no_buffering_flag() {
+  const char* v = std::getenv("PARVIS_FFTW_NO_BUFFERING");
+  return v && *v && std::strcmp(v, "0") != 0 ? FFTW_NO_BUFFERING : 0u;
+}
+
+// Reads the cache file into FFTW's wisdom (caller holds the planner lock). Files past 4 MiB
+// are not read (they would cost more to parse than they save; the next write replaces them).
+static void import_wisdom(const std::string& path) {
+  struct stat st;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_size > (off_t(4) << 20))
+    return;
+  (void)fftw_import_wisdom_from_filename(path.c_str());
+}
+
+// Writes FFTW's wisdom (merged with what other processes wrote meanwhile) back to the cache,
+// creating its directories; failures are ignored (it is only a cache). Planner lock held.
+static void export_wisdom(const std::string& path) {
+  if (path.empty()) return;
+  for (size_t i = path.find('/', 1); i != std::string::npos; i = path.find('/', i + 1))
+    (void)::mkdir(path.substr(0, i).c_str(), 0700);
+  import_wisdom(path);
+  if (char* text = fftw_export_wisdom_to_string()) {
+    (void)write_file_atomic(path, text, std::strlen(text));
+    fftw_free(text);
+  }
 }
 
 // The large per-size buffers (~45 MB at 1326x1025): allocated unzeroed, 2 MiB aligned and
@@ -145,41 +191,48 @@ struct Plan {
 
   // For the current source size.
   int src_w = 0, src_h = 0, n0 = 0, n1 = 0;
-  // In-place transforms (one buffer, not two: fewer bytes to move and to fault in): rows of
-  // 2·(n1/2+1) doubles hold the padded source (n1 used), then its n1/2+1 complex spectrum,
-  // then ΣI·T.
-  BigBuffer<fftw_complex> spec_buf, tspec_buf;
+  // The 2-D transforms as 1-D passes, so that rows known to be zero are neither stored nor
+  // transformed: r2c of the source's H rows in place in `spec` (rows of real_stride doubles
+  // hold the source, then its n1/2+1 complex row spectrum), and of the template's h rows into
+  // `tpl_spec`, kRowChunk rows at a time (rows_fwd, new-array execute), each chunk right after
+  // it is filled. Then the columns, kColumnGroup at a time in a worker's cache-sized scratch
+  // (column_pass): gathered (rows past H, h: zero), forward (cols_fwd), the product with the
+  // template's conjugated, scaled column spectrum, inverse (cols_inv), and only the map_h
+  // rows the scores read written back to `spec`; last c2r of those rows, a chunk at a time
+  // (rows_inv), each chunk turned into scores at once. The template's 2-D spectrum is not
+  // kept for a one-shot call (its column transforms are redone in the scratch); a second run
+  // of the same size keeps it (tpl_cols, in the scratch's layout) for every later run.
+  BigBuffer<fftw_complex> spec_buf, tpl_spec_buf, tpl_cols_buf, scratch_buf;
   fftw_complex* spec = nullptr;
   double* real = nullptr;          // = (double*)spec, row stride real_stride
-  size_t real_stride = 0;
-  fftw_complex* tspec = nullptr;   // the template's spectrum, conjugated, scaled by 1/(n0·n1)
-  // The 2-D transforms as 1-D passes, so that rows known to be zero are skipped: rows r2c of
-  // the template's h rows (tpl_rows) or the source's H rows (src_rows), then every column
-  // (cols_fwd); back, every column (cols_inv), then c2r of only the map_h rows the scores read
-  // (out_rows). The rest of the rows are zero in and unused out.
-  fftw_plan tpl_rows = nullptr, src_rows = nullptr, cols_fwd = nullptr, cols_inv = nullptr,
-            out_rows = nullptr;
-  bool planned() const { return tpl_rows && src_rows && cols_fwd && cols_inv && out_rows; }
-  BigBuffer<uint64_t> sq_integral;  // (W+1) × (H+1) integral image of squares (row 0 zero)
-  BigBuffer<uint64_t> scores;       // the map, kept so that runs do not reallocate it
+  size_t spec_stride = 0;          // complex per spectrum row: n1/2+1 rounded up to 64 bytes
+  size_t real_stride = 0;          // = 2·spec_stride doubles
+  fftw_complex* tpl_spec = nullptr;  // h × (n1/2+1): the template's row spectra, then the map
+  bool tpl_spec_ready = false;       // tpl_spec holds the row spectra (not the last map)
+  bool tpl_cols_ready = false;       // tpl_cols_buf holds the template's 2-D spectrum
+  int scratch_workers = 0;           // workers scratch_buf has room for
+  int runs = 0;                      // runs at this size
+  fftw_plan rows_fwd = nullptr, rows_inv = nullptr, cols_fwd = nullptr, cols_inv = nullptr;
+  bool planned() const { return rows_fwd && rows_inv && cols_fwd && cols_inv; }
   // Small per-run state, kept so that a video's frames allocate nothing once warm.
-  std::vector<uint64_t> l1;                      // per worker
-  std::vector<FilteredTopK> tops;                // per worker (select_best_parallel)
+  std::vector<uint64_t> l1, l2sq;                 // per worker
+  std::vector<std::vector<uint64_t>> band_sq;     // per band: Σ I² over the window's rows
+  std::vector<FilteredTopK> tops;                 // per worker (select_best_parallel)
   std::vector<Position> best, check, candidates;
-  std::vector<std::vector<Position>> found;      // per worker
+  std::vector<std::vector<Position>> found;       // per worker
+  TopK candidate_top{1};
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    for (fftw_plan* q : {&tpl_rows, &src_rows, &cols_fwd, &cols_inv, &out_rows}) {
+    for (fftw_plan* q : {&rows_fwd, &rows_inv, &cols_fwd, &cols_inv}) {
       if (*q) fftw_destroy_plan(*q);
       *q = nullptr;
     }
-    spec_buf.reset();
-    tspec_buf.reset();
-    sq_integral.reset();
-    scores.reset();
+    for (BigBuffer<fftw_complex>* b : {&spec_buf, &tpl_spec_buf, &tpl_cols_buf, &scratch_buf}) b->reset();
     real = nullptr;
-    spec = tspec = nullptr;
+    spec = tpl_spec = nullptr;
+    tpl_cols_ready = tpl_spec_ready = false;
+    runs = scratch_workers = 0;
     src_w = src_h = n0 = n1 = 0;
   }
   ~Plan() { release(); }
@@ -190,7 +243,6 @@ bool available() { return true; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 
 Status prepare(const Image& gray_template, int threads, PlanPtr* out) {
-  init_fftw_threads();
   PlanPtr p(new Plan);
   p->tpl = gray_template;
   p->threads = std::max(1, threads);
@@ -217,59 +269,103 @@ static void fill_padded_row(const Image& img, int n1, size_t stride, int y, doub
 }
 
 // PARVIS_FFT_PROFILE=1: the phases of setup_size and run on stderr (milliseconds), to see where
-// a single call spends its time (bench/README.md, "one call").
-static bool profile_on() {
-  static const bool on = [] {
+// a single call spends its time (bench/README.md, "one call"); PARVIS_FFT_PROFILE=cpu: the
+// process's CPU time instead of the wall clock (all threads; steadier on a shared machine).
+static int profile_mode() {
+  static const int mode = [] {
     const char* v = std::getenv("PARVIS_FFT_PROFILE");
-    return v && *v && std::strcmp(v, "0") != 0;
+    if (!v || !*v || std::strcmp(v, "0") == 0) return 0;
+    return std::strcmp(v, "cpu") == 0 ? 2 : 1;
   }();
-  return on;
+  return mode;
 }
-#define PROF_T(name) const double name = profile_on() ? now_ms() : 0.0
+static bool profile_on() { return profile_mode() != 0; }
+static double profile_now() {
+  if (profile_mode() == 1) return now_ms();
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+#define PROF_T(name) const double name = profile_on() ? profile_now() : 0.0
 
-// Plans and the template's spectrum for a source of this size (once per size).
+// Columns per group of the column pass: a group's scratch (source and template, 2·n0·kColumnGroup
+// complex, 269 KB at n0 = 1050) stays in a core's L2. Contiguous columns in the scratch
+// (transposed) measured faster than interleaved ones with FFTW_ESTIMATE plans; 8 and 16 per
+// group were within noise (bench/README.md, "one call").
+constexpr int kColumnGroup = 8;
+// Rows per chunk of the row transforms (fill + r2c, c2r + scores): a chunk of 1344-wide rows
+// is 172 KB, in L2 between the two.
+constexpr int kRowChunk = 16;
+
+// Plans and the template's row spectra for a source of this size (once per size).
 static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   if (p->src_w == src_w && p->src_h == src_h) return Status::Ok();
   PROF_T(s0);
   p->release();
   int n0, n1;
   padded_size(src_w, src_h, &n0, &n1);
-  const size_t n_real = size_t(n0) * size_t(n1), n_spec = size_t(n0) * size_t(n1 / 2 + 1);
-  p->real_stride = 2 * size_t(n1 / 2 + 1);
+  const int h = p->tpl.height, n_half = n1 / 2 + 1;
+  const size_t col_block = size_t(n0) * kColumnGroup;  // one group's column spectra
+  // Rows padded to 64 bytes, so that every row, and so every chunk, has the alignment the
+  // plans were made for; row counts rounded up to whole chunks (the extra rows are zero in and
+  // unused out).
+  p->spec_stride = (size_t(n_half) + 3) & ~size_t(3);
+  p->real_stride = 2 * p->spec_stride;
+  auto chunked = [](int rows) { return size_t(rows + kRowChunk - 1) / kRowChunk * kRowChunk; };
+  // The template's row spectra are read only by the column pass; the score map, written after
+  // it, takes their place (one buffer less to fault in).
+  const size_t map_bytes = size_t(map_width_of(src_w, p->tpl.width)) *
+                           size_t(map_height_of(src_h, h)) * sizeof(uint64_t);
+  const size_t tpl_spec_n = std::max(chunked(h) * p->spec_stride,
+                                     (map_bytes + sizeof(fftw_complex) - 1) / sizeof(fftw_complex));
   {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    if (p->spec_buf.alloc(n_spec) && p->tspec_buf.alloc(n_spec)) {
+    if (p->spec_buf.alloc(chunked(src_h) * p->spec_stride) && p->tpl_spec_buf.alloc(tpl_spec_n) &&
+        p->scratch_buf.alloc(2 * col_block * size_t(std::max(1, exec.workers)))) {
       p->spec = p->spec_buf.data();
       p->real = reinterpret_cast<double*>(p->spec);
-      p->tspec = p->tspec_buf.data();
-      fftw_plan_with_nthreads(p->threads);
-      // FFTW_ESTIMATE: planning in milliseconds. FFTW_MEASURE ran the transforms ~25%
-      // faster here but took over a second to plan, which a one-shot run never recovers.
-      // FFTW's buffered column passes take their small scratch buffers from malloc inside
-      // every fftw_execute (~60 of 2 KB a frame): the only allocations of a warm video frame.
-      // PARVIS_FFTW_NO_BUFFERING=1 plans without them (5-15 % slower at 1-2 Mpixel, so not
-      // the default); the video contract uses it to check that nothing else allocates.
-      const unsigned flags = FFTW_ESTIMATE | (std::getenv("PARVIS_FFTW_NO_BUFFERING") ? FFTW_NO_BUFFERING : 0u);
-      const int n_half = n1 / 2 + 1, rs = int(p->real_stride);
-      const int map_h = map_height_of(src_h, p->tpl.height);
-      auto rows_r2c = [&](int rows) {
-        return fftw_plan_many_dft_r2c(1, &n1, rows, p->real, nullptr, 1, rs, p->spec, nullptr, 1,
-                                      n_half, flags);
+      p->tpl_spec = p->tpl_spec_buf.data();
+      p->scratch_workers = std::max(1, exec.workers);
+      static const std::string cache = wisdom_path();
+      static bool imported = false;
+      if (!imported) import_wisdom(cache);
+      imported = true;
+      // FFTW_ESTIMATE unless asked otherwise (wisdom cache above): planning in milliseconds.
+      // FFTW_MEASURE ran the transforms ~30% faster but took 1-2.5 s to plan, which a
+      // one-shot run never recovers. Each plan is taken from the wisdom when it is there.
+      const unsigned flags = planning_flags() | no_buffering_flag();
+      bool learned = false;
+      auto make = [&](auto&& planner) {
+        fftw_plan q = cache.empty() ? nullptr : planner(flags | FFTW_WISDOM_ONLY);
+        if (!q) {
+          q = planner(flags);
+          learned = true;
+        }
+        return q;
       };
+      const int rs = int(p->real_stride), ss = int(p->spec_stride);
+      p->rows_fwd = make([&](unsigned f) {
+        return fftw_plan_many_dft_r2c(1, &n1, kRowChunk, p->real, nullptr, 1, rs, p->spec, nullptr,
+                                      1, ss, f);
+      });
+      p->rows_inv = make([&](unsigned f) {
+        return fftw_plan_many_dft_c2r(1, &n1, kRowChunk, p->spec, nullptr, 1, ss, p->real, nullptr,
+                                      1, rs, f);
+      });
+      fftw_complex* scratch = p->scratch_buf.data();
       auto cols = [&](int sign) {
-        return fftw_plan_many_dft(1, &n0, n_half, p->spec, nullptr, n_half, 1, p->spec, nullptr,
-                                  n_half, 1, sign, flags);
+        return make([&](unsigned f) {
+          return fftw_plan_many_dft(1, &n0, kColumnGroup, scratch, nullptr, kColumnGroup, 1, scratch,
+                                    nullptr, kColumnGroup, 1, sign, f);
+        });
       };
-      p->tpl_rows = rows_r2c(p->tpl.height);
-      p->src_rows = rows_r2c(src_h);
       p->cols_fwd = cols(FFTW_FORWARD);
       p->cols_inv = cols(FFTW_BACKWARD);
-      p->out_rows = fftw_plan_many_dft_c2r(1, &n1, map_h, p->spec, nullptr, 1, n_half, p->real,
-                                           nullptr, 1, rs, flags);
+      if (learned && p->planned()) export_wisdom(cache);
     }
   }
   PROF_T(s1);
-  if (!p->spec || !p->tspec) {
+  if (!p->spec || !p->tpl_spec) {
     p->release();
     return Status::runtime("out of memory for a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " FFT");
@@ -279,43 +375,75 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
     return Status::runtime("FFTW could not plan a " + std::to_string(n1) + "x" + std::to_string(n0) +
                            " transform");
   }
-  if (!p->sq_integral.alloc((size_t(src_w) + 1) * (size_t(src_h) + 1)) ||
-      !p->scores.alloc(size_t(map_width_of(src_w, p->tpl.width)) * size_t(map_height_of(src_h, p->tpl.height)))) {
-    p->release();
-    return Status::runtime("out of memory for the integral image of squares and the score map");
-  }
-  // Row 0 and column 0 of the integral image are its zero border; run() writes the rest.
-  std::fill(p->sq_integral.data(), p->sq_integral.data() + size_t(src_w) + 1, uint64_t(0));
-  for (int y = 1; y <= src_h; ++y) p->sq_integral[size_t(y) * (size_t(src_w) + 1)] = 0;
   p->src_w = src_w;
   p->src_h = src_h;
   p->n0 = n0;
   p->n1 = n1;
-  PROF_T(s2);
-  // The template's spectrum, conjugated and scaled once, so a run multiplies only: made in
-  // place in its own buffer (the plans' new-array execute: same layout and alignment).
-  double* treal = reinterpret_cast<double*>(p->tspec);
-  exec.for_each(n0, [&](int y, int) { fill_padded_row(p->tpl, n1, p->real_stride, y, treal); });
-  PROF_T(s3);
-  {
-    ExecScope scope(exec);
-    fftw_execute_dft_r2c(p->tpl_rows, treal, p->tspec);
-    fftw_execute_dft(p->cols_fwd, p->tspec, p->tspec);
-  }
-  PROF_T(s4);
-  const double scale = 1.0 / double(n_real);
-  const size_t n_half = size_t(n1 / 2 + 1);
-  exec.for_each(n0, [&](int y, int) {
-    for (size_t k = size_t(y) * n_half, end = k + n_half; k < end; ++k) {
-      p->tspec[k][0] *= scale;
-      p->tspec[k][1] *= -scale;
-    }
-  });
-  PROF_T(s5);
-  if (profile_on())
-    std::fprintf(stderr, "fft setup: plan+alloc %.2f buffers %.2f tpl fill %.2f tpl fwd %.2f tpl conj %.2f ms\n",
-                 s1 - s0, s2 - s1, s3 - s2, s4 - s3, s5 - s4);
+  if (profile_on()) std::fprintf(stderr, "fft setup: plan+alloc %.2f ms\n", s1 - s0);
   return Status::Ok();
+}
+
+// The template's row spectra into tpl_spec (the plan's new-array execute: same layout and
+// alignment); its column transforms happen in the column pass.
+static void template_rows(Plan* p, const CpuExec& exec) {
+  const int h = p->tpl.height, chunks = (h + kRowChunk - 1) / kRowChunk;
+  double* treal = reinterpret_cast<double*>(p->tpl_spec);
+  exec.for_each(chunks, [&](int c, int) {
+    for (int y = c * kRowChunk; y < (c + 1) * kRowChunk; ++y)
+      fill_padded_row(p->tpl, p->n1, p->real_stride, y, treal);
+    fftw_execute_dft_r2c(p->rows_fwd, treal + size_t(c) * kRowChunk * p->real_stride,
+                         p->tpl_spec + size_t(c) * kRowChunk * p->spec_stride);
+  });
+  p->tpl_spec_ready = true;
+}
+
+// The column pass (see Plan): for each group of kColumnGroup spectrum columns, on one worker,
+// source columns (rows < H, zero below) and the template's (rows < h) into the worker's
+// scratch, both forward, the product with the template's conjugate scaled by 1/(n0·n1),
+// inverse, rows < map_h back into `spec`. When `keep` the template's column spectra go to
+// tpl_cols_buf (already conjugated and scaled) for the later runs.
+static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
+  const int n0 = p->n0, n_half = p->n1 / 2 + 1, H = p->src_h, h = p->tpl.height;
+  const size_t col_block = size_t(n0) * kColumnGroup;
+  const int groups = (n_half + kColumnGroup - 1) / kColumnGroup;
+  const double scale = 1.0 / (double(n0) * double(p->n1));
+  const bool reuse = p->tpl_cols_ready;
+  exec.for_each(groups, [&](int g, int worker) {
+    const int c0 = g * kColumnGroup, count = std::min(kColumnGroup, n_half - c0);
+    fftw_complex* s = p->scratch_buf.data() + 2 * col_block * size_t(worker);
+    fftw_complex* t = keep || reuse ? p->tpl_cols_buf.data() + col_block * size_t(g) : s + col_block;
+    // Gather the group's part of each row (rows < `rows`, zero below and past n_half): row r,
+    // column c0 + k goes to dst[r·kColumnGroup + k] (columns interleaved: one copy per row).
+    auto gather = [&](const fftw_complex* src, int rows, fftw_complex* dst) {
+      for (int r = 0; r < rows; ++r) {
+        double* d = reinterpret_cast<double*>(dst + size_t(r) * kColumnGroup);
+        std::memcpy(d, src + size_t(r) * p->spec_stride + c0, sizeof(fftw_complex) * size_t(count));
+        std::fill(d + 2 * count, d + 2 * kColumnGroup, 0.0);
+      }
+      std::fill(reinterpret_cast<double*>(dst + size_t(rows) * kColumnGroup),
+                reinterpret_cast<double*>(dst + col_block), 0.0);
+    };
+    if (!reuse) {
+      gather(p->tpl_spec, h, t);
+      fftw_execute_dft(p->cols_fwd, t, t);
+      for (size_t i = 0; i < col_block; ++i) {
+        t[i][0] *= scale;
+        t[i][1] *= -scale;
+      }
+    }
+    gather(p->spec, H, s);
+    fftw_execute_dft(p->cols_fwd, s, s);
+    for (size_t i = 0; i < col_block; ++i) {
+      const double ar = s[i][0], ai = s[i][1], br = t[i][0], bi = t[i][1];
+      s[i][0] = ar * br - ai * bi;
+      s[i][1] = ar * bi + ai * br;
+    }
+    fftw_execute_dft(p->cols_inv, s, s);
+    for (int r = 0; r < map_h; ++r)
+      std::memcpy(p->spec + size_t(r) * p->spec_stride + c0, s + size_t(r) * kColumnGroup,
+                  sizeof(fftw_complex) * size_t(count));
+  });
+  if (keep) p->tpl_cols_ready = true;
 }
 
 // A bound on |ΣI·T by FFT − ΣI·T| at every position, for this source and template.
@@ -353,82 +481,105 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
   const int n0 = p->n0, n1 = p->n1, n_half = n1 / 2 + 1;
-  BigBuffer<uint64_t>& scores = p->scores;
+  uint64_t* const scores = reinterpret_cast<uint64_t*>(p->tpl_spec);  // after the column pass
+  const size_t n_scores = size_t(map_w) * size_t(map_h);
 
-  // ΣI·T for every position: forward transform, product with the kept spectrum, inverse.
+  // ΣI·T for every position: forward transform, product with the template's spectrum, inverse.
+  // A second run of this size keeps the template's column spectra for the runs after it.
+  if (exec.workers > p->scratch_workers) {  // the scratch is made for setup's exec
+    if (!p->scratch_buf.alloc(2 * size_t(n0) * kColumnGroup * size_t(exec.workers)))
+      return Status::runtime("out of memory for the FFT's column scratch");
+    p->scratch_workers = exec.workers;
+  }
+  const bool keep = !p->tpl_cols_ready && p->runs >= 1 &&
+                    p->tpl_cols_buf.alloc(size_t((n_half + kColumnGroup - 1) / kColumnGroup) * size_t(n0) * kColumnGroup);
+  ++p->runs;
   PROF_T(t0);
-  exec.for_each(n0, [&](int y, int) { fill_padded_row(src, n1, p->real_stride, y, p->real); });
+  if (!p->tpl_cols_ready && !p->tpl_spec_ready) template_rows(p, exec);
   PROF_T(t1);
-  ExecScope scope(exec);
-  fftw_execute(p->src_rows);
-  fftw_execute(p->cols_fwd);
-  PROF_T(t2);
-  exec.for_each(n0, [&](int y, int) {
-    fftw_complex* a = p->spec + size_t(y) * size_t(n_half);
-    const fftw_complex* b = p->tspec + size_t(y) * size_t(n_half);
-    for (int k = 0; k < n_half; ++k) {
-      const double ar = a[k][0], ai = a[k][1], br = b[k][0], bi = b[k][1];
-      a[k][0] = ar * br - ai * bi;
-      a[k][1] = ar * bi + ai * br;
-    }
-  });
-  PROF_T(t3);
-  fftw_execute(p->cols_inv);
-  fftw_execute(p->out_rows);
-  PROF_T(t4);
-
-  // Integral image of squares (exact: at most 2^31 · 255² < 2^47): prefix sums along each
-  // row, then down each column (columns in blocks, so both passes split over workers).
-  // Also the source's ‖x‖₁ for the bound (per worker, added after).
-  const size_t iw = size_t(W) + 1;
-  uint64_t* ii = p->sq_integral.data();
-  std::vector<uint64_t>& l1 = p->l1;
+  // The source's rows, a chunk at a time: filled, with the norms ‖x‖₁ and ‖x‖₂² for the
+  // bound (per worker, added after), then transformed.
+  std::vector<uint64_t>&l1 = p->l1, &l2sq = p->l2sq;
   l1.assign(size_t(exec.workers), 0);
-  exec.for_each(H, [&](int y, int worker) {
-    const uint8_t* s = src.row(y);
-    uint64_t* out = ii + (size_t(y) + 1) * iw;
-    uint64_t run_sq = 0, run = 0;
-    for (int x = 0; x < W; ++x) {
-      run_sq += uint64_t(s[x]) * s[x];
-      run += s[x];
-      out[x + 1] = run_sq;
+  l2sq.assign(size_t(exec.workers), 0);
+  exec.for_each((H + kRowChunk - 1) / kRowChunk, [&](int c, int worker) {
+    for (int y = c * kRowChunk; y < (c + 1) * kRowChunk; ++y) {
+      fill_padded_row(src, n1, p->real_stride, y, p->real);
+      if (y >= H) continue;
+      const uint8_t* s = src.row(y);
+      uint64_t a = 0, b = 0;
+      for (int x = 0; x < W; ++x) {
+        a += s[x];
+        b += uint64_t(s[x]) * s[x];
+      }
+      l1[size_t(worker)] += a;
+      l2sq[size_t(worker)] += b;
     }
-    l1[size_t(worker)] += run;
+    fftw_execute_dft_r2c(p->rows_fwd, p->real + size_t(c) * kRowChunk * p->real_stride,
+                         p->spec + size_t(c) * kRowChunk * p->spec_stride);
   });
-  constexpr int kColumns = 256;
-  exec.for_each((W + kColumns) / kColumns, [&](int b, int) {
-    const size_t x0 = size_t(b) * kColumns + 1, x1 = std::min(x0 + kColumns, iw);
-    for (int y = 1; y < H; ++y) {
-      const uint64_t* above = ii + size_t(y) * iw;
-      uint64_t* row = ii + (size_t(y) + 1) * iw;
-      for (size_t x = x0; x < x1; ++x) row[x] += above[x];
-    }
-  });
-  uint64_t sum_l1 = 0;
-  for (uint64_t v : l1) sum_l1 += v;
-  PROF_T(t5);
-  const double src_l2 = std::sqrt(double(ii[size_t(H) * iw + size_t(W)]));
+  uint64_t sum_l1 = 0, sum_l2sq = 0;
+  for (size_t i = 0; i < l1.size(); ++i) {
+    sum_l1 += l1[i];
+    sum_l2sq += l2sq[i];
+  }
+  PROF_T(t2);
+  column_pass(p, map_h, keep, exec);
+  p->tpl_spec_ready = false;  // its memory takes the map now
+  PROF_T(t3);
+
+  const double src_l2 = std::sqrt(double(sum_l2sq));
   double c_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
   // PARVIS_FFT_BOUND_SCALE=F multiplies the bound: only more positions get re-scored, so it
   // can never make an answer wrong; tests use it to exercise the re-scoring path.
   if (const char* f = std::getenv("PARVIS_FFT_BOUND_SCALE")) c_bound *= std::max(1.0, std::atof(f));
   const bool exact = c_bound < 0.5;
 
+  // Back to ΣI·T a chunk of rows at a time (c2r), each chunk turned into scores at once:
   // SSD = ΣI² − 2·round(ΣI·T) + ΣT², in integers. round() is exact when c_bound < 0.5;
   // otherwise each score is off by at most 2·(c_bound + 0.5). A true SSD is >= 0.
+  // ΣI² per window without an integral image (11 MB less to fault in at 1326x1025): each
+  // worker takes a band of whole chunks and keeps, per source column x, the sum of I² over the
+  // h window rows, sliding it down a row at a time (add row y+h-1, remove row y-1:
+  // vectorised), then slides a w-wide sum along it for the row of windows. Exact in 64 bits
+  // (< 2^47).
   const int64_t tpl_sq = int64_t(p->tpl_sq_sum);
-  exec.for_each(map_h, [&](int y, int) {
-    const uint64_t* top = ii + size_t(y) * iw;
-    const uint64_t* bottom = ii + (size_t(y) + size_t(h)) * iw;
-    const double* corr = p->real + size_t(y) * p->real_stride;
-    uint64_t* out = scores.data() + size_t(y) * size_t(map_w);
-    for (int x = 0; x < map_w; ++x) {
-      const int64_t window_sq = int64_t(bottom[x + w] - bottom[x] - top[x + w] + top[x]);
-      const int64_t ssd = window_sq - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
-      out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+  const int map_chunks = (map_h + kRowChunk - 1) / kRowChunk;
+  const int bands = std::min(map_chunks, std::max(1, exec.workers));
+  p->band_sq.resize(size_t(bands));
+  exec.for_each(bands, [&](int band, int) {
+    const int c0 = int(int64_t(map_chunks) * band / bands), c1 = int(int64_t(map_chunks) * (band + 1) / bands);
+    const int y0 = c0 * kRowChunk;
+    std::vector<uint64_t>& col = p->band_sq[size_t(band)];
+    col.assign(size_t(W), 0);
+    uint64_t* v = col.data();
+    for (int i = 0; i < h; ++i) {
+      const uint8_t* a = src.row(y0 + i);
+      for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x];
+    }
+    for (int c = c0; c < c1; ++c) {
+      fftw_execute_dft_c2r(p->rows_inv, p->spec + size_t(c) * kRowChunk * p->spec_stride,
+                           p->real + size_t(c) * kRowChunk * p->real_stride);
+      for (int y = c * kRowChunk; y < std::min(map_h, (c + 1) * kRowChunk); ++y) {
+        if (y > y0) {
+          const uint8_t* a = src.row(y + h - 1);
+          const uint8_t* b = src.row(y - 1);
+          for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x] - uint64_t(b[x]) * b[x];
+        }
+        const double* corr = p->real + size_t(y) * p->real_stride;
+        uint64_t* out = scores + size_t(y) * size_t(map_w);
+        uint64_t window = 0;
+        for (int j = 0; j < w; ++j) window += v[j];
+        for (int x = 0;; ++x) {
+          const int64_t ssd = int64_t(window) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
+          out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+          if (x + 1 == map_w) break;
+          window += v[x + w] - v[x];
+        }
+      }
     }
   });
-  PROF_T(t6);
+  PROF_T(t4);
 
   // What was done about rounding, appended to res->explain below (no temporaries: with a
   // reused Result the text fits the memory of the previous frame's).
@@ -439,7 +590,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
     // K windows); a difference would mean the bound failed, and then every position is
     // re-scored directly rather than report a wrong match.
-    select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+    select_best_parallel(scores, map_w, map_h, top_k, exec, &p->tops, &best);
     p->check.assign(best.begin(), best.end());
     rescore(&p->check);
     bool agree = true;
@@ -450,12 +601,12 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
                     "(best re-scored directly: equal)", c_bound);
     } else {
       std::vector<Position> all;
-      all.reserve(scores.size());
+      all.reserve(n_scores);
       for (int y = 0; y < map_h; ++y)
         for (int x = 0; x < map_w; ++x) all.push_back(Position{x, y, 0});
       rescore(&all);
       for (const Position& q : all) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-      select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+      select_best_parallel(scores, map_w, map_h, top_k, exec, &p->tops, &best);
       std::snprintf(note, sizeof note,
                     "FFT score differed from the direct one despite the bound %.3g; every position "
                     "was re-scored directly", c_bound);
@@ -463,14 +614,14 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   } else {
     // Scores are within `err` of the exact ones. The true K best all have FFT scores within
     // 2·err of the K-th smallest FFT score: re-score exactly every such position. The others
-    // are then larger than every exact candidate, so top-K over the patched map is exact.
+    // are then larger than every exact candidate.
     const uint64_t err = uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
-    select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
+    select_best_parallel(scores, map_w, map_h, top_k, exec, &p->tops, &best);
     const uint64_t limit = best.back().score + 2 * err;  // scores < 2^47: no overflow
     p->found.resize(size_t(exec.workers));
     for (auto& f : p->found) f.clear();
     exec.for_each(map_h, [&](int y, int worker) {
-      const uint64_t* row = scores.data() + size_t(y) * size_t(map_w);
+      const uint64_t* row = scores + size_t(y) * size_t(map_w);
       for (int x = 0; x < map_w; ++x)
         if (row[x] <= limit) p->found[size_t(worker)].push_back(Position{x, y, 0});
     });
@@ -478,24 +629,32 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     candidates.clear();
     for (const auto& f : p->found) candidates.insert(candidates.end(), f.begin(), f.end());
     rescore(&candidates);
-    for (const Position& q : candidates) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
+    // The true K best are all candidates and every other position scores more than each of
+    // them (above): the K best of the candidates' exact scores are the answer.
+    TopK& top = p->candidate_top;
+    if (top.k() != size_t(top_k < 1 ? 1 : top_k)) top = TopK(top_k);
+    top.reset();
+    for (const Position& q : candidates) {
+      scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
+      top.offer(q);
+    }
+    top.sorted_into(&best);
     if (exact_map) *exact_map = false;
-    select_best_parallel(scores.data(), map_w, map_h, top_k, exec, &p->tops, &best);
     std::snprintf(note, sizeof note,
                   "rounding bound on sum(I*T) %.3g >= 0.5: re-scored directly the %zu positions "
                   "within %llu of the K-th best FFT score",
                   c_bound, candidates.size(), static_cast<unsigned long long>(2 * err));
   }
   res->best.assign(best.begin(), best.end());
-  PROF_T(t7);
+  PROF_T(t5);
   if (profile_on())
-    std::fprintf(stderr, "fft run: fill %.2f fwd %.2f mul %.2f inv %.2f integral %.2f combine %.2f select %.2f ms\n",
-                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6);
+    std::fprintf(stderr, "fft run: tpl rows %.2f rows %.2f columns %.2f rows back+scores %.2f select %.2f ms\n",
+                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
 
   res->map_width = map_w;
   res->map_height = map_h;
   if (want_map) {
-    res->map.resize(scores.size());
+    res->map.resize(n_scores);
     exec.for_each(map_h, [&](int y, int) {
       const size_t o = size_t(y) * size_t(map_w);
       for (int x = 0; x < map_w; ++x) res->map[o + size_t(x)] = double(scores[o + size_t(x)]);

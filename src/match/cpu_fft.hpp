@@ -4,11 +4,11 @@
 //
 //   SSD(x,y) = ΣI²(window) − 2·ΣI·T + ΣT²
 //
-// ΣI² per window from an integral image of squares (exact, 64-bit), ΣT² once, and the
+// ΣI² per window from sliding sums of squares (exact, 64-bit), ΣT² once, and the
 // cross-correlation ΣI·T for every position at once through FFTW: r2c of the zero-padded
-// source, times the conjugate of the template's spectrum (kept, with the plans, in the
-// prepared object), c2r, scaled. The sizes are padded only to the source's size (not
-// source + template: the positions we keep never wrap around) and to 2^a 3^b 5^c 7^d.
+// source, times the conjugate of the template's spectrum, c2r, scaled. The sizes are padded
+// only to the source's size (not source + template: the positions we keep never wrap
+// around) and to 2^a 3^b 5^c 7^d.
 //
 // Exactness: the FFT is double precision and its rounding error on ΣI·T has a bound
 // computed for every run (cpu_fft.cpp: fft_rounding_bound, measured in bench/README.md).
@@ -39,10 +39,12 @@ struct PlanDeleter {
 };
 using PlanPtr = std::unique_ptr<Plan, PlanDeleter>;
 
-// Prepares the FFT matcher for a grey template. FFTW plans and the template spectrum are
-// made on the first run for a given source size and kept for the next runs of that size
-// (a video pays them once). `threads` is FFTW's thread count (seq and simd: 1). A plan is
-// used by one thread at a time.
+// Prepares the FFT matcher for a grey template. FFTW plans and the template's row spectra are
+// made on the first run for a given source size and kept for the next runs of that size; a
+// second run also keeps the template's 2-D spectrum (a video pays it once, a one-shot call
+// never builds it). FFTW's chosen plans are cached on disk between processes (cpu_fft.cpp:
+// "wisdom cache"). `threads` is the workers' count, reported in the explanation (seq and simd:
+// 1). A plan is used by one thread at a time.
 Status prepare(const Image& gray_template, int threads, PlanPtr* out);
 
 // Exact scores for candidate positions, by the version's own direct kernel: fills the
@@ -52,9 +54,9 @@ using RescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 
 // Runs the FFT method on a grey source (already checked against the template's size):
 // fills res->best (top_k, exact), res->map_width/height, res->map when want_map, and
-// appends to res->explain what it did about rounding. The passes over pixels run through
-// `exec`, and so do the FFTs: FFTW plans for the plan's thread count, its parallel loops
-// run on exec's workers (no second thread pool).
+// appends to res->explain what it did about rounding. The passes over pixels and the
+// transforms run through `exec`: single-threaded FFTW plans on chunks of rows and groups of
+// columns split over its workers (no second thread pool).
 // `exact_map` (when not null) says whether every entry of the map is exact (the bound held,
 // or every position was re-scored): the normed metrics take their ΣI·T from it only then.
 Status run(Plan* plan, const Image& gray_source, int top_k, bool want_map, const CpuExec& exec,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -343,6 +344,57 @@ void normed_cases(SelftestReport& r) {
                                 255 * 255 * half) == -1.0);
 }
 
+// One prepared FFT matcher run again and again (cpu_fft.cpp: the first run of a size redoes the
+// template's column transforms, the second keeps them, the later ones reuse them; another size
+// in between starts over): every run's whole map and top 3 equal the direct method's, without
+// the fallback that re-scores every position when the FFT's best disagree with direct scores.
+void fft_repeated_runs(SelftestReport& r) {
+  const Image tpl = noise_image(23, 11, 5);
+  const Image a = noise_image(97, 41, 11), b = noise_image(64, 50, 12);
+  match::Params p;
+  p.method = Method::FFT;
+  p.top_k = 3;
+  p.want_map = true;
+  match::MatcherPtr m;
+  Status s = match::matcher_create(tpl, p, &m);
+  if (!s.ok()) {
+    r.skip("match fft repeated runs", s.message);
+    return;
+  }
+  const Image* order[] = {&a, &a, &a, &a, &b, &a, &b, &b, &b};
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; ++i) {
+    const Image& src = *order[i];
+    const std::string name = "match fft repeated run " + std::to_string(i + 1) + " (" +
+                             std::to_string(src.width) + "x" + std::to_string(src.height) + ")";
+    match::Result got, want;
+    if (!r.expect_ok(name, match::matcher_run(m.get(), src, &got))) return;
+    if (!r.expect_ok(name, run(src, tpl, Metric::SSD, 3, true, &want))) return;
+    std::string d;
+    r.check(name + ": whole map", same_map(got, want.map_width, want.map_height, want.map, &d), d);
+    r.check(name + ": top 3", same_positions(got.best, want.best, &d), d);
+    // The FFT's own scores, not the safety net's re-scoring of every position, made them.
+    r.check(name + ": FFT scores exact", got.explain.find("despite the bound") == std::string::npos,
+            got.explain);
+  }
+  // The path for a bound >= 0.5 (large images): forced by PARVIS_FFT_BOUND_SCALE, the best
+  // come from the candidates re-scored directly and must still be the direct method's.
+  ::setenv("PARVIS_FFT_BOUND_SCALE", "1e9", 1);
+  for (const Image* src : {&a, &b}) {
+    const std::string name = "match fft re-scored candidates (" + std::to_string(src->width) + "x" +
+                             std::to_string(src->height) + ")";
+    match::Result got, want;
+    const bool ok = r.expect_ok(name, match::matcher_run(m.get(), *src, &got)) &&
+                    r.expect_ok(name, run(*src, tpl, Metric::SSD, 3, true, &want));
+    std::string d;
+    if (ok) {
+      r.check(name + ": top 3", same_positions(got.best, want.best, &d), d);
+      r.check(name + ": that path taken", got.explain.find("re-scored directly the") != std::string::npos,
+              got.explain);
+    }
+  }
+  ::unsetenv("PARVIS_FFT_BOUND_SCALE");
+}
+
 // The shared top-K: order-independent, merge equals one pass.
 void top_k_helper(SelftestReport& r) {
   const std::vector<Position> all = {{3, 1, 5}, {0, 2, 5}, {1, 1, 5}, {2, 0, 9}, {0, 0, 1}, {4, 4, 5}};
@@ -405,6 +457,7 @@ void selftest_match(SelftestReport& r) {
   errors(r);
   random_cases(r);
   normed_cases(r);
+  fft_repeated_runs(r);
   top_k_helper(r);
   ntt_correlation(r);
 }

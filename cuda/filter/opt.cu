@@ -52,8 +52,10 @@
 // the multiply-adds, 25 taps cost as little as 10, and one pass keeps the single read and write of
 // the image that the memory floor assumes.
 //
-// Measured on an H100 (bench/README.md "Convolution filters", GPU): 8K RGB 5x5 156 us, 3x3 130 us
-// against a 66 us floor, once the units away from the borders issue all their row loads together.
+// Measured on an H100 (bench/README.md "Convolution filters", GPU): 8K RGB 5x5 147 us, 3x3 121 us
+// against a 66 us floor, once the units away from the borders issue all their row loads together
+// and the one-plane kernel is bounded to 64 registers (4 blocks per SM: latency-bound, not
+// bandwidth- or MMA-bound — Nsight Compute: DRAM 29 %, SM 39 % at 3 blocks).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -115,8 +117,8 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
   convolve_mma_fixed_body<K, PLANES, RB>(g, frags, dv);
 }
 
-// The same with at most 64 registers (4 blocks of 256 per SM instead of 3): PARVIS_FILTER_MINB=4,
-// the occupancy experiment of bench/README.md "Convolution filters" (launched with 256 threads).
+// The same with at most 64 registers (4 blocks of 256 per SM instead of 3): the default for one
+// plane and 8 rows (launched with at most 256 threads; bench/README.md "Convolution filters").
 template <int K, int PLANES, int RB>
 __global__ void __launch_bounds__(256, 4) convolve_mma_fixed_lb4(Geometry g, const uint4* __restrict__ frags,
                                                                  DeviceDivider dv) {
@@ -229,7 +231,7 @@ struct Filter {
   DeviceDivider divider;
   OptPath path = OptPath::Direct;
   int planes = 1, chunks = 1, rows_per_unit = 1;
-  int min_blocks = 0;  // 4: the launch-bounded default kernel (PARVIS_FILTER_MINB=4)
+  int min_blocks = 0;  // 4: the launch-bounded kernel (the default on one plane, 8 rows)
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
@@ -391,9 +393,13 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     // more warps per SM, more source rows re-read), for the occupancy experiment in bench/README.
     if (const char* rb = std::getenv("PARVIS_FILTER_RB"))
       if (f->path == OptPath::MmaFixed && f->planes == 1 && std::atoi(rb) == 4) f->rows_per_unit = 4;
-    if (const char* mb = std::getenv("PARVIS_FILTER_MINB"))
-      if (f->path == OptPath::MmaFixed && f->planes == 1 && f->rows_per_unit == 8 && std::atoi(mb) == 4)
-        f->min_blocks = 4;
+    // One plane, 8 rows: the kernel bounded to 4 blocks of 256 per SM (64 registers, 96 bytes of
+    // spills at 5x5) — 8-10 % faster than the unbounded one (80 registers, 3 blocks) on the H100
+    // (bench/README.md); PARVIS_FILTER_MINB=0 takes the unbounded one, for comparison.
+    if (f->path == OptPath::MmaFixed && f->planes == 1 && f->rows_per_unit == 8) {
+      const char* mb = std::getenv("PARVIS_FILTER_MINB");
+      f->min_blocks = mb && std::atoi(mb) == 0 ? 0 : 4;
+    }
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
     CUDA_CHECK(cudaMemcpy(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),

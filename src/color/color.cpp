@@ -81,6 +81,13 @@ Status check_count_input(const Image& rgb, Rect rect) {
   return Status::Ok();
 }
 
+void finish_count(Rect rect, uint64_t matching, double t0, CountResult* out) {
+  out->matching = matching;
+  out->total = uint64_t(rect.w) * uint64_t(rect.h);
+  out->timings = Timings{};
+  out->timings.compute_ms = now_ms() - t0;
+}
+
 Status named_range(const std::string& name, HsvRange* out) {
   if (name == "blue") {
     *out = HsvRange{};  // H 100..130, S >= 80, V >= 50 (DESIGN.md)

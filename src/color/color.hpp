@@ -47,6 +47,10 @@ struct CountResult {
   Timings timings;
 };
 
+// Fills *out for a count of `matching` pixels in `rect`, timed from t0 (now_ms()): the CPU
+// versions' common ending.
+void finish_count(Rect rect, uint64_t matching, double t0, CountResult* out);
+
 // `rgb` has 3 channels; `rect` lies inside it. Defined by each version.
 Status count_in_rect(const Image& rgb, Rect rect, const HsvRange& range, CountResult* out);
 

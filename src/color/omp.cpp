@@ -29,10 +29,7 @@ Status count_in_rect(const Image& rgb, Rect rect, const HsvRange& range, CountRe
       matching += kernels::count_rows(rgb, rect, range, y0, y1);
     }
   }
-  out->matching = matching;
-  out->total = uint64_t(rect.w) * uint64_t(rect.h);
-  out->timings = Timings{};
-  out->timings.compute_ms = now_ms() - t0;
+  finish_count(rect, matching, t0, out);
   return Status::Ok();
 }
 

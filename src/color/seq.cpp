@@ -14,10 +14,7 @@ Status count_in_rect(const Image& rgb, Rect rect, const HsvRange& range, CountRe
       if (in_range(rgb_to_hsv(p[0], p[1], p[2]), range)) ++matching;
     }
   }
-  out->matching = matching;
-  out->total = uint64_t(rect.w) * uint64_t(rect.h);
-  out->timings = Timings{};
-  out->timings.compute_ms = now_ms() - t0;
+  finish_count(rect, matching, t0, out);
   return Status::Ok();
 }
 

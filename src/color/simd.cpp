@@ -8,10 +8,7 @@ namespace parvis::color {
 Status count_in_rect(const Image& rgb, Rect rect, const HsvRange& range, CountResult* out) {
   PARVIS_TRY(check_count_input(rgb, rect));
   const double t0 = now_ms();
-  out->matching = kernels::count_rows(rgb, rect, range, rect.y, rect.y + rect.h);
-  out->total = uint64_t(rect.w) * uint64_t(rect.h);
-  out->timings = Timings{};
-  out->timings.compute_ms = now_ms() - t0;
+  finish_count(rect, kernels::count_rows(rgb, rect, range, rect.y, rect.y + rect.h), t0, out);
   return Status::Ok();
 }
 

@@ -85,9 +85,9 @@ big_check() {
 # Known checksums (u64, seed 1; the last elements 203998397441 and 458994468480).
 sum40=f7c06a9f3ed57434 sum60=6f4662f1dcf6ce5a
 if [ -n "$all" ]; then
-  big_check integral-40000 40000x40000 $sum40 "omp" "cuda-opt" "cuda-naive PARVIS_INTEGRAL_BAND_ROWS=10000"
-  big_check integral-60000 60000x60000 $sum60 "cuda-opt" "cuda-opt PARVIS_INTEGRAL_BAND_ROWS=16384" "cuda-naive"
-  tail -n 4 "$LOG/integral-60000.err"
+  big_check test-integral-40000 40000x40000 $sum40 "omp" "cuda-opt" "cuda-naive PARVIS_INTEGRAL_BAND_ROWS=10000"
+  big_check test-integral-60000 60000x60000 $sum60 "cuda-opt" "cuda-opt PARVIS_INTEGRAL_BAND_ROWS=16384" "cuda-naive"
+  tail -n 4 "$LOG/test-integral-60000.err"
 fi
 big_check test-integral-lookback-40000 40000x40000 $sum40 "cuda-opt $LB" "cuda-opt $LB PARVIS_INTEGRAL_BAND_ROWS=10000"
 big_check test-integral-lookback-60000 60000x60000 $sum60 "cuda-opt $LB" "cuda-opt $LB PARVIS_INTEGRAL_BAND_ROWS=16384"

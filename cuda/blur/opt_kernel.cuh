@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "blur/blur.hpp"
+#include "emulable.cuh"
 
 namespace parvis::blur::opt {
 
@@ -36,13 +37,8 @@ constexpr int kBlockX = 8;         // threads per block along x: 32 columns
 constexpr int kBlockY = 16;        // rows
 constexpr int kQuad = 4;           // outputs per thread
 
-// Loops over the compile-time sizes above and LT are unrolled on the device, so that every
-// register array is indexed by constants.
-#ifdef __CUDA_ARCH__
-#define PARVIS_UNROLL _Pragma("unroll")
-#else
-#define PARVIS_UNROLL
-#endif
+// Loops over the compile-time sizes above and LT are unrolled on the device (PARVIS_UNROLL,
+// emulable.cuh), so that every register array is indexed by constants.
 
 // dp2a, and its arithmetic on the host (the emulation).
 __host__ __device__ inline uint32_t dp2a_lo(uint32_t a, uint32_t b, uint32_t c) {
@@ -57,14 +53,6 @@ __host__ __device__ inline uint32_t dp2a_hi(uint32_t a, uint32_t b, uint32_t c) 
   return __dp2a_hi(a, b, c);
 #else
   return c + (a & 0xffffu) * ((b >> 16) & 0xffu) + (a >> 16) * (b >> 24);
-#endif
-}
-template <typename T>
-__host__ __device__ inline T load(const T* p) {
-#ifdef __CUDA_ARCH__
-  return __ldg(p);
-#else
-  return *p;
 #endif
 }
 
@@ -137,7 +125,7 @@ __host__ __device__ inline void blur_quad(const Args& a, int x0, int y, int l0) 
   bool any = false;
   PARVIS_UNROLL
   for (int m = 0; m < kQuad; ++m) {
-    v[m] = x0 + m < g.width ? load(a.map + size_t(y) * g.width + x0 + m) : 0;
+    v[m] = x0 + m < g.width ? ldg(a.map + size_t(y) * g.width + x0 + m) : 0;
     any |= v[m] != 0;
   }
   const uint8_t* centre = a.padded + size_t(y + g.radius) * g.stride + size_t(x0 + g.r4);
@@ -159,7 +147,7 @@ __host__ __device__ inline void blur_quad(const Args& a, int x0, int y, int l0) 
         PARVIS_UNROLL
         for (int m = 0; m < kQuad; ++m) {
           const uint4* q = reinterpret_cast<const uint4*>(taps[m] + size_t(dy) * row_step + 2 * kChunk * c);
-          const uint4 lo = load(q), hi = load(q + 1);
+          const uint4 lo = ldg(q), hi = ldg(q + 1);
           t[m][0] = lo.x, t[m][1] = lo.y, t[m][2] = lo.z, t[m][3] = lo.w;
           t[m][4] = hi.x, t[m][5] = hi.y, t[m][6] = hi.z, t[m][7] = hi.w;
         }
@@ -169,7 +157,7 @@ __host__ __device__ inline void blur_quad(const Args& a, int x0, int y, int l0) 
           const uint32_t* words = reinterpret_cast<const uint32_t*>(row + size_t(l) * g.layer_size) + kChunk * c;
           uint32_t px[kChunk + 1];
           PARVIS_UNROLL
-          for (int i = 0; i <= kChunk; ++i) px[i] = load(words + i);
+          for (int i = 0; i <= kChunk; ++i) px[i] = ldg(words + i);
           PARVIS_UNROLL
           for (int m = 0; m < kQuad; ++m) {
             const int w = (D + m) >> 2;  // a constant once D and m are

@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "emulable.cuh"
 #include "scan.cuh"
 
 namespace parvis::integral::lookback {
@@ -87,24 +88,6 @@ inline int band_rows_from_env() {
   if (std::strcmp(e, "16") == 0) return 16;
   if (std::strcmp(e, "32") == 0) return 32;
   return 0;
-}
-
-// Register arrays indexed by constants on the device (the host pass has no #pragma unroll).
-#ifndef PARVIS_UNROLL
-#ifdef __CUDA_ARCH__
-#define PARVIS_UNROLL _Pragma("unroll")
-#else
-#define PARVIS_UNROLL
-#endif
-#endif
-
-template <typename U>
-__host__ __device__ __forceinline__ U ldg(const U* p) {
-#ifdef __CUDA_ARCH__
-  return __ldg(p);
-#else
-  return *p;
-#endif
 }
 
 // The tile's input for the thread's columns x, x + 1: rows y0 .. y0 + H - 1 (0 outside the image),

@@ -112,10 +112,11 @@ void reset_result(Result* r) {
   r->map.clear();
   r->method_used = Method::Direct;
   r->explain.clear();
+  const Timings fresh;
+  r->timings.upload_ms = fresh.upload_ms;
+  r->timings.compute_ms = fresh.compute_ms;
+  r->timings.download_ms = fresh.download_ms;
   r->timings.stages.clear();
-  std::vector<Timings::Stage> stages = std::move(r->timings.stages);
-  r->timings = Timings{};
-  r->timings.stages = std::move(stages);
 }
 
 std::vector<Position> select_best(const uint64_t* scores, int map_width, int map_height, int k) {

@@ -117,18 +117,8 @@ __global__ void __launch_bounds__(kThreads) tile_sums(const uint8_t* __restrict_
     }
     v[r] = row;
   }
-  // Reduce-scatter over the warp: each step halves the rows a lane keeps, swapping the other
-  // half with the lane `off` away; at the end lane r holds the warp's total of row r.
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    const bool upper = lane & off;
-#pragma unroll
-    for (int k = 0; k < off; ++k) {
-      const uint32_t send = upper ? v[k] : v[k + off];
-      const uint32_t keep = upper ? v[k + off] : v[k];
-      v[k] = keep + __shfl_xor_sync(0xffffffffu, send, off);
-    }
-  }
+  // lane r gets the warp's total of row r (cuda/scan.cuh)
+  cuda::warp_reduce_scatter<kTileH>(v);
   part[warp][lane] = v[0];
   __syncthreads();
   if (warp == 0) {
@@ -173,21 +163,9 @@ __global__ void __launch_bounds__(kThreads, 4) tile_sums_wide(const uint8_t* __r
     }
     v[r] = row;
   }
-  // Reduce-scatter of the 8 rows over lane bits 4, 3, 2, then a plain sum over bits 1, 0: lane
-  // l ends with the warp's total of row 4 * bit4 + 2 * bit3 + bit2.
-#pragma unroll
-  for (int off = 16, keep = kGroupRows / 2; off >= 4; off >>= 1, keep >>= 1) {
-    const bool upper = lane & off;
-#pragma unroll
-    for (int k = 0; k < keep; ++k) {
-      const uint32_t send = upper ? v[k] : v[k + keep];
-      const uint32_t mine = upper ? v[k + keep] : v[k];
-      v[k] = mine + __shfl_xor_sync(0xffffffffu, send, off);
-    }
-  }
-  v[0] += __shfl_xor_sync(0xffffffffu, v[0], 2);
-  v[0] += __shfl_xor_sync(0xffffffffu, v[0], 1);
-  if ((lane & 3) == 0) rowpart[warp][((lane >> 4) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 2) & 1)] = v[0];
+  // lane l gets the warp's total of row warp_scatter_row<8>(l) = 4 bit4 + 2 bit3 + bit2 of l
+  const uint32_t row_total = cuda::warp_reduce_scatter<kGroupRows>(v);
+  if ((lane & 3) == 0) rowpart[warp][cuda::warp_scatter_row<kGroupRows>(lane)] = row_total;
 #pragma unroll
   for (int k = 0; k < kLaneCols / 4; ++k)
     colpart[group][c0 / 4 + k] = make_uint4(col[4 * k], col[4 * k + 1], col[4 * k + 2], col[4 * k + 3]);

@@ -48,10 +48,10 @@
 // rows 16-byte aligned (pitch), so every word load is aligned; outputs are stored as whole words,
 // the bytes past the row end falling in the pitch padding, which is never copied back.
 //
-// 4. convolve_sep<K, C, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): separable kernels of
-//    non-negative taps (gaussian, box, identity) under the zero border, two passes in registers
-//    (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down the image; every
-//    other kernel or border takes auto's path. kSepByDefault below makes it auto's choice.
+// 4. convolve_sep<K, C, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): kernels that are a separable
+//    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
+//    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
+//    the image; other kernels and borders take auto's path. kSepByDefault makes it auto's choice.
 //
 // Measured on an H100 (bench/README.md "Convolution filters", GPU): 8K RGB 5x5 147 us, 3x3 121 us
 // against a 66 us floor, once the units away from the borders issue all their row loads together
@@ -567,7 +567,7 @@ std::string filter_describe(const Filter* f) {
     case OptPath::Sep:
       s = "sep k" + std::to_string(f->geo.size) + " c" + std::to_string(f->geo.channels) + " rows " +
           std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) + " pf " +
-          std::to_string(f->sep_pf) + (f->sep.pow2_shift >= 0 ? " pow2" : " magic");
+          std::to_string(f->sep_pf) + (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
       break;
   }
   return s + ", " + std::to_string(f->threads) + " threads";

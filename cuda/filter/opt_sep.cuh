@@ -1,7 +1,8 @@
 // cuda-opt's separable filter kernel (PARVIS_FILTER_VARIANT=sep; issue 10, idea A): for kernels
-// whose taps are the outer product col^T row of non-negative integer vectors (the bank's gaussian,
-// box and identity; filter.cpp's separate() decides, exactly), two passes in registers, no shared
-// memory, no tensor cores.
+// whose taps are sign col^T row + centre delta, col and row non-negative integer vectors (the
+// bank's gaussian, box, identity: centre 0; unsharp: -gaussian + 2 d delta; edge 3x3: -ones + 9
+// delta; sep_decompose with filter.cpp's separate() decides, exactly), two passes in registers, no
+// shared memory, no tensor cores.
 //
 // Each lane owns 16 consecutive bytes of a row (x0 = 16 lane + 512 warp column): one 16-byte load
 // per source row, the halo words (ceil(R C / 4) each side) from the neighbouring lanes by
@@ -23,7 +24,10 @@
 // The 2-D sum is sum_ky sum_kx col[ky] row[kx] px = sum tap px, the same integer as seq's.
 // Finish: the rounding half added packed; a power-of-two divisor 2^s whose quotients cannot pass
 // 255 (sum(taps) 255 + half < 256 d, d <= 256: gaussian, identity) is a shift and a mask per pair
-// register, anything else (box: 9, 25) the magic-number multiply of DeviceDivider per byte.
+// register, anything else (box: 9, 25) the magic-number multiply of DeviceDivider per byte. With a
+// centre tap or a negative sign (per_byte), each byte's sum centre px + sign G is formed in int32
+// (G < 2^16 from the packed lanes, px reloaded from the row, an L1 hit: loaded R rows earlier)
+// and finished by DeviceDivider's clamps and magic: ~10 more instructions per byte.
 //
 // Cost per output byte (8K RGB 5x5, HW = 2 halo words, 8 window words a row):
 //   instructions: unpack 16 + S/T 14 PRMT, 40 IMAD horizontal, 4 SHFL, 40 IMAD vertical per 16
@@ -41,7 +45,7 @@
 //   one wave: the strips are sized so that all warps are resident at once (8K K = 5: 2112 warps,
 //   94 rows each; 4K: 24 rows, the (K - 1) / 24 re-read from L2).
 // Expected (not measured when written): 8K 5x5 ~70-90 us, 3x3 ~68-85 us, 4K 5x5 ~20-28 us
-// (floors 66.4 and 16.6 us); worse if the loaded latency is higher than assumed (then PF = 4
+// (floors 66.4 and 16.6 us); unsharp (per byte) 8K 5x5 ~80-110 us (the MMA kernel: 223); worse if the loaded latency is higher than assumed (then PF = 4
 // helps more than PF = 2, bench/filter_variants.sh measures both).
 //
 // Border: zero only (replicate and reflect101 take auto's path): a row outside the image is not
@@ -84,6 +88,10 @@ struct SepParams {
   int32_t cap;                           // else DeviceDivider's cap, magic, shift
   uint32_t magic;
   int shift;
+  // The per-byte finish of taps = sign col^T row + centre delta (unsharp, edge 3x3; per_byte):
+  // sum = centre px + sign G in int32, then DeviceDivider's clamps (half, lo) and magic.
+  bool per_byte;
+  int32_t sign, centre, half, lo;
   int warps_x, strip_rows;  // warp columns of 512 bytes per row; output rows per warp
   long long warps;          // warps_x * strips
 };
@@ -206,11 +214,24 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
   }
 }
 
-// Output row from the last K rows of horizontal sums (ring[0] the topmost): the vertical sums,
-// finished, as the lane's 4 output words.
+// The lane's 16 source bytes of output row y (the centre tap's pixels; per_byte only).
+__host__ __device__ __forceinline__ void sep_centre(const Geometry& g, const SepParams& p, int y, int x0,
+                                                    uint32_t (&px)[4]) {
+  px[0] = px[1] = px[2] = px[3] = 0;
+  if (p.per_byte && x0 < g.row_bytes) {
+    const uint4 q = ldg(reinterpret_cast<const uint4*>(g.in + size_t(y) * g.pitch + x0));
+    px[0] = q.x;
+    px[1] = q.y;
+    px[2] = q.z;
+    px[3] = q.w;
+  }
+}
+
+// Output row from the last K rows of horizontal sums (ring[0] the topmost) and the centre pixels:
+// the vertical sums, finished, as the lane's 4 output words.
 template <int K>
 __host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][8], const SepParams& p,
-                                                             uint32_t (&out)[4]) {
+                                                             const uint32_t (&px)[4], uint32_t (&out)[4]) {
   PARVIS_UNROLL
   for (int k = 0; k < 4; ++k) {
     uint32_t ve = p.half2, vo = p.half2;
@@ -219,7 +240,14 @@ __host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ri
       ve += uint32_t(p.col[ky]) * ring[ky][2 * k];
       vo += uint32_t(p.col[ky]) * ring[ky][2 * k + 1];
     }
-    if (p.pow2_shift >= 0) {  // the same for the whole grid
+    if (p.per_byte) {  // the same for the whole grid
+      auto q = [&](uint32_t gsum, int b) {
+        const int32_t sum = p.centre * int32_t((px[k] >> (8 * b)) & 0xFFu) + p.sign * int32_t(gsum);
+        const int32_t t = sum + p.half < p.lo ? p.lo : sum + p.half > p.cap ? p.cap : sum + p.half;
+        return sep_umulhi(uint32_t(t), p.magic) >> p.shift;
+      };
+      out[k] = q(ve & 0xFFFFu, 0) | q(vo & 0xFFFFu, 1) << 8 | q(ve >> 16, 2) << 16 | q(vo >> 16, 3) << 24;
+    } else if (p.pow2_shift >= 0) {
       const uint32_t qe = (ve >> p.pow2_shift) & 0x00FF00FFu, qo = (vo >> p.pow2_shift) & 0x00FF00FFu;
       out[k] = sep_perm(qe, qo, 0x6240);
     } else {
@@ -288,8 +316,9 @@ __global__ void __launch_bounds__(256, K == 3 ? 3 : 2) convolve_sep(Geometry g, 
 #pragma unroll K
   for (int y = sw.ys; y < sw.ye; ++y) {
     sep_step<K, C, PF>(g, p, sw, lane, q, ring, y + S::R + PF, last);
-    uint32_t out[4];
-    sep_vertical_finish<K>(ring, p, out);
+    uint32_t px[4], out[4];
+    sep_centre(g, p, y, x0, px);
+    sep_vertical_finish<K>(ring, p, px, out);
     if (x0 < g.row_bytes)
       *reinterpret_cast<uint4*>(g.out + size_t(y) * g.pitch + x0) = make_uint4(out[0], out[1], out[2], out[3]);
   }
@@ -297,6 +326,43 @@ __global__ void __launch_bounds__(256, K == 3 ? 3 : 2) convolve_sep(Geometry g, 
 #endif
 
 // ---- host -------------------------------------------------------------------------------------
+// taps = sign col^T row + centre delta(R, R) with col, row >= 0 (filter.cpp's separate() on the
+// kernel, else on the kernel with its centre tap replaced by the one that makes it rank 1, found
+// from an off-centre tap: tap(R, x) tap(y, R) / tap(y, x)). Exact: separate() checks every tap.
+inline bool sep_decompose(const Kernel& k, std::vector<int32_t>* col, std::vector<int32_t>* row,
+                          int32_t* centre, int32_t* sign) {
+  const int n = k.size, R = n / 2;
+  Kernel m = k;
+  *centre = 0;
+  if (!separate(m, col, row)) {
+    int64_t v = 0;
+    bool found = false;
+    for (int y = 0; y < n && !found; ++y)
+      for (int x = 0; x < n && !found; ++x) {
+        const int64_t t = k.taps[size_t(y) * n + x];
+        if (y == R || x == R || t == 0) continue;
+        const int64_t num = int64_t(k.taps[size_t(R) * n + x]) * k.taps[size_t(y) * n + R];
+        if (num % t != 0) return false;
+        v = num / t;
+        found = true;
+      }
+    if (!found || v < INT32_MIN / 2 || v > INT32_MAX / 2) return false;
+    m.taps[size_t(R) * n + R] = int32_t(v);
+    *centre = int32_t(int64_t(k.taps[size_t(R) * n + R]) - v);
+    if (!separate(m, col, row)) return false;
+  }
+  *sign = 1;
+  bool row_neg = true, col_neg = true;
+  for (int i = 0; i < n; ++i) row_neg = row_neg && (*row)[size_t(i)] <= 0, col_neg = col_neg && (*col)[size_t(i)] <= 0;
+  for (int i = 0; i < n; ++i) {
+    if (row_neg) (*row)[size_t(i)] = -(*row)[size_t(i)];
+    if (col_neg) (*col)[size_t(i)] = -(*col)[size_t(i)];
+    if ((*row)[size_t(i)] < 0 || (*col)[size_t(i)] < 0) return false;
+  }
+  if (row_neg != col_neg) *sign = -1;
+  return true;
+}
+
 // The separable plan of a kernel on `channels`-byte pixels: false (and why) when the kernel or
 // the image is not for this path. Fills the taps and the finish of `p`; the grid is sep_grid's.
 inline bool sep_params(const Kernel& k, Border border, int channels, const DeviceDivider& dv, SepParams* p,
@@ -305,16 +371,27 @@ inline bool sep_params(const Kernel& k, Border border, int channels, const Devic
   if (border != Border::Zero) return *why = "zero border only", false;
   if (k.size != 3 && k.size != 5) return *why = "sizes 3 and 5 only", false;
   if (channels != 1 && channels != 3) return *why = "grey or RGB only", false;
-  if (!separate(k, &col, &row)) return *why = "not separable", false;
-  int64_t sr = 0, sc = 0;  // separate() makes col[ry] > 0: a kernel of <= 0 taps is refused
-  for (int i = 0; i < k.size; ++i) {
-    if (row[size_t(i)] < 0 || col[size_t(i)] < 0) return *why = "negative taps", false;
-    sr += row[size_t(i)];
-    sc += col[size_t(i)];
-  }
+  int32_t centre = 0, sign = 1;
+  if (!sep_decompose(k, &col, &row, &centre, &sign)) return *why = "not separable (with a centre tap)", false;
+  int64_t sr = 0, sc = 0;
+  for (int i = 0; i < k.size; ++i) sr += row[size_t(i)], sc += col[size_t(i)];
   const int64_t vmax = sr * sc * 255, d = k.divisor;
   *p = SepParams{};
   for (int i = 0; i < k.size; ++i) p->row[i] = row[size_t(i)], p->col[i] = col[size_t(i)];
+  if (centre != 0 || sign < 0) {  // the per-byte finish: G < 2^16 packed, the sum in int32
+    if (!dv.exact) return *why = "no magic number for the divisor", false;
+    if (vmax >= 65536) return *why = "sums beyond 16 bits", false;
+    p->per_byte = true;
+    p->sign = sign;
+    p->centre = centre;
+    p->half = dv.half;
+    p->lo = dv.lo;
+    p->cap = dv.cap;
+    p->magic = dv.magic;
+    p->shift = dv.shift;
+    p->pow2_shift = -1;
+    return true;
+  }
   int s = 0;
   while (s < 30 && (int64_t(1) << s) < d) ++s;
   // A shift of s <= 8 keeps the high lane's bits out of the low lane's quotient byte.

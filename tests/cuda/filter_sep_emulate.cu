@@ -5,7 +5,8 @@
 // (padding filled with 0xA5, so a read of it changes a sum). Every output byte must equal a
 // direct bordered 2-D convolution (border_index, round_clamp) and be written once; no store may
 // leave the row's pitch. Kernels: the bank's separable ones (gaussian: power-of-two finish; box,
-// identity) and random non-negative outer products up to the 16-bit bound, divisors that clamp.
+// identity), the ones with a centre tap besides (unsharp, edge 3x3: the per-byte finish), random
+// outer products up to the 16-bit bound, divisors that clamp, and kernels it must refuse.
 // Needs nvcc but no GPU. Build and run with
 //   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
 //        -o build/filter_sep_emulate && build/filter_sep_emulate
@@ -67,8 +68,9 @@ void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, 
       const int x0 = x0_of(lane);
       if (x0 >= g.row_bytes) continue;
       if (size_t(x0) + 16 > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
-      uint32_t out[4];
-      sep_vertical_finish<K>(ring[lane], p, out);
+      uint32_t px[4], out[4];
+      sep_centre(g, p, y, x0, px);
+      sep_vertical_finish<K>(ring[lane], p, px, out);
       std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, 16);
       for (int i = 0; i < 16 && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }
@@ -136,7 +138,7 @@ size_t run_case(const Case& c, uint32_t seed) {
     }
   std::printf("%s %dx%dx%d k%d %s pf %d rows %d warps %lld %s: %s\n", c.kernel.name.c_str(), c.width,
               c.height, C, K, border_name(c.border), c.pf, p.strip_rows, p.warps,
-              p.pow2_shift >= 0 ? "pow2" : "magic", bad ? "FAILED" : "ok");
+              p.per_byte ? "per-byte" : p.pow2_shift >= 0 ? "pow2" : "magic", bad ? "FAILED" : "ok");
   return bad;
 }
 
@@ -155,17 +157,37 @@ Kernel outer_kernel(const char* name, const std::vector<int32_t>& col, const std
 int main() {
   uint32_t seed = 12345;
   std::vector<Kernel> kernels;
-  for (const char* name : {"gaussian", "box", "identity"})
+  for (const char* name : {"gaussian", "box", "identity", "unsharp", "edge"})
     for (int size : {3, 5}) {
       Kernel k;
       builtin_kernel(name, size, &k);
-      kernels.push_back(k);
+      if (k.name != "edge" || size == 3) kernels.push_back(k);  // edge 3x3 = 9 delta - ones
     }
   // Random non-negative outer products at the 16-bit bound (sum(row) sum(col) <= 256), divisors
   // small enough to clamp; one of each size with a power of two that needs the clamp (magic path).
   kernels.push_back(outer_kernel("rand5", {0, 3, 7, 2, 4}, {1, 2, 0, 5, 8}, 37));   // 16 x 16
   kernels.push_back(outer_kernel("rand3", {9, 1, 6}, {2, 11, 3}, 100));             // 16 x 16
   kernels.push_back(outer_kernel("pow2clamp", {1, 2, 1}, {1, 2, 1}, 8));            // sums to 16, d 8
+  Kernel negk = outer_kernel("neg", {1, 2, 1}, {1, 2, 1}, 16), cross = negk;  // -gaussian, + centre
+  for (int32_t& t : negk.taps) t = -t;
+  kernels.push_back(negk);
+  negk.taps[4] += 300;
+  negk.name = "negcentre";
+  kernels.push_back(negk);
+  cross.taps[3] = 5;  // (1, 0) made 5: rank 2 beyond a centre tap, refused
+  cross.name = "cross";
+  Kernel sharpen3, sharpen5, edge5;
+  builtin_kernel("sharpen", 3, &sharpen3);
+  builtin_kernel("sharpen", 5, &sharpen5);
+  builtin_kernel("edge", 5, &edge5);
+  for (const Kernel& k : {cross, sharpen3, sharpen5, edge5}) {
+    std::vector<int32_t> c, r;
+    int32_t centre = 0, sign = 0;
+    if (sep_decompose(k, &c, &r, &centre, &sign)) {
+      std::printf("%s: decomposed, expected refused\n", k.name.c_str());
+      return 1;
+    }
+  }
   kernels.push_back(outer_kernel("pow2big", {1, 2, 1}, {1, 2, 1}, 1024));          // 2^10: magic path
   kernels.push_back(outer_kernel("pow2max", {1, 6, 14, 6, 1}, {1, 2, 3, 2, 1}, 256)); // 2^8 shift, q <= 255
   const Border borders[] = {Border::Zero};  // the others take auto's path
@@ -189,6 +211,8 @@ int main() {
   run(Case{7680, 4320, 3, kernels[1], Border::Zero, 4, 0, 2112});
   run(Case{7680, 4320, 3, kernels[0], Border::Zero, 4, 0, 3168});
   run(Case{3840, 2160, 3, kernels[3], Border::Zero, 4, 0, 2112});
+  run(Case{7680, 4320, 3, kernels[7], Border::Zero, 4, 0, 2112});  // unsharp 5x5: the centre tap
+  run(Case{1027, 769, 3, kernels[8], Border::Zero, 2, 13, 0});      // edge 3x3
   std::printf("%zu cases, %zu problems\n", cases, bad);
   return bad ? 1 : 0;
 }

@@ -7,12 +7,12 @@
 #      OPT_VARIANTS (default "smem prefetch sep": PARVIS_FILTER_VARIANT=smem, the shared-memory
 #      cp.async pipeline of cuda/filter/opt_smem.cuh, =prefetch, the persistent warps of
 #      cuda/filter/opt_prefetch.cuh, and =sep, the separable two-pass kernel of
-#      cuda/filter/opt_sep.cuh on gaussian/box/identity, auto's path on the rest),
+#      cuda/filter/opt_sep.cuh on gaussian/box/identity/unsharp/edge3, auto's path on the rest),
 #      and the filter-cs and filter-custom cases with the other variants: cuda-naive's vectorized
 #      kernel (=vec) and cuda-opt's CUDA-core kernel (=direct);
 #   2. compute-sanitizer memcheck (leak check) and racecheck on the filter-cs cases (tiny and odd
 #      sizes, custom kernels reaching every path) of both versions and of each of OPT_VARIANTS,
-#      memcheck on the 131x67 gaussian5 and box3 cases with sep;
+#      memcheck on the 131x67 gaussian5, box3 and unsharp5 cases with sep;
 #      the runs of 1 and 2 go side by side (separate WORK folders), after the test data is made;
 #   3. the host emulations of the smem kernel's data movement (tests/cuda/filter_smem_emulate.cu)
 #      and of the sep kernel's lanes (tests/cuda/filter_sep_emulate.cu, ~30 s);
@@ -52,6 +52,7 @@ done
 if [[ " $OPT_VARIANTS " == *" sep "* ]]; then
   PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-gaussian5 sep & pids+=($!)
   PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-box3 sep & pids+=($!)
+  PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-unsharp5 sep & pids+=($!)
 fi
 wait "${pids[@]}"
 

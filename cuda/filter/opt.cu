@@ -225,8 +225,9 @@ uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
 std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch", "sep"}; }
 
 // Whether "auto" takes the separable kernel (opt_sep.cuh) where it applies, as "sep" does: the
-// one line to change once the H100 has measured it (bench/filter_variants.sh auto sep).
-constexpr bool kSepByDefault = false;
+// one line to change once the H100 has measured it (bench/filter_variants.sh auto sep); and
+// whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: per-byte finish).
+constexpr bool kSepByDefault = false, kSepPerByteByDefault = true;
 
 enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct, Sep };
 
@@ -416,7 +417,8 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   const std::string& name = variant_names()[size_t(variant)];
   std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
   if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
-      sep_params(kernel, border, channels, f->divider, &f->sep, &sep_why)) {
+      sep_params(kernel, border, channels, f->divider, &f->sep, &sep_why) &&
+      (name == "sep" || kSepPerByteByDefault || !f->sep.per_byte)) {
     f->path = OptPath::Sep;
     if (const char* e = std::getenv("PARVIS_FILTER_SEP_PF")) f->sep_pf = std::atoi(e);
     if (f->sep_pf != 1 && f->sep_pf != 2 && f->sep_pf != 4)

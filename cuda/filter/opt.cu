@@ -51,12 +51,14 @@
 // 4. convolve_sep<K, C, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): kernels that are a separable
 //    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
 //    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
-//    the image; other kernels and borders take auto's path. kSepByDefault makes it auto's choice.
+//    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
+//    (it is: H100, zero border, 8K RGB gaussian 5x5 129 us vs 145 for MMA, 3x3 96 vs 122, 4K 5x5
+//    41 vs 66, unsharp 5x5 158 vs 223; bench/README.md "Convolution filters", GPU).
 //
-// Measured on an H100 (bench/README.md "Convolution filters", GPU): 8K RGB 5x5 147 us, 3x3 121 us
-// against a 66 us floor, once the units away from the borders issue all their row loads together
-// and the one-plane kernel is bounded to 64 registers (4 blocks per SM: latency-bound, not
-// bandwidth- or MMA-bound — Nsight Compute: DRAM 29 %, SM 39 % at 3 blocks).
+// MMA path on an H100: 8K RGB 5x5 145 us, 3x3 122 us against a 66 us floor, once the units away
+// from the borders issue all their row loads together and the one-plane kernel is bounded to 64
+// registers (4 blocks per SM: latency-bound, not bandwidth- or MMA-bound — Nsight Compute: DRAM
+// 29 %, SM 39 % at 3 blocks).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -227,7 +229,7 @@ std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "sme
 // Whether "auto" takes the separable kernel (opt_sep.cuh) where it applies, as "sep" does: the
 // one line to change once the H100 has measured it (bench/filter_variants.sh auto sep); and
 // whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: per-byte finish).
-constexpr bool kSepByDefault = false, kSepPerByteByDefault = true;
+constexpr bool kSepByDefault = true, kSepPerByteByDefault = true;
 
 enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct, Sep };
 
@@ -241,7 +243,7 @@ struct Filter {
   int min_blocks = 0;  // 4: the launch-bounded kernel (the default on one plane, 8 rows)
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
   SepParams sep{};            // Sep: taps, finish, strips
-  int sep_pf = 4;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
+  int sep_pf = 2;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;

@@ -39,6 +39,8 @@
 #include <vector>
 
 #include "match/device_source.cuh"
+#include "match/mask.hpp"
+#include "match/mask_kernels.cuh"
 #include "match/opt_matcher.cuh"
 
 namespace parvis::match {
@@ -76,6 +78,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
+  PARVIS_TRY(mask::check(params, gray_template.width, gray_template.height));
   MatcherPtr m(new Matcher);
   m->tpl = gray_template;
   m->params = is_normed(params.metric) ? ssd_params_for_normed(params) : params;
@@ -309,6 +312,12 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   reset_result(out);  // filled in place: a video's frames reuse its memory
   out->map_width = m->map_w();
   out->map_height = m->map_h();
+  if (mask::active(m->asked)) {  // --mask: the shared exact direct kernel (mask_kernels.cuh)
+    if (m->source_on_device) return Status::usage("--mask needs the source on the host");
+    out->explain.assign(m->asked.method == Method::Auto ? "auto" : method_name(m->asked.method))
+        .append(": direct (--mask: the masked kernel of mask_kernels.cuh, no masked FFT/NTT yet)");
+    return cuda_mask::run(gray_source, m->tpl, m->asked, out);
+  }
   Method method = m->params.method;
   if (method == Method::Auto)
     method = choose(*m, &out->explain);

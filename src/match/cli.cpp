@@ -2,7 +2,7 @@
 //              [--out FILE] [--map FILE.npy] [--top K] [--all --max-score S | --min-score S]
 //              [--min-distance D]
 //              [--color NAME] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R] [--json]
-//              [--explain]
+//              [--explain] [--mask M]
 // Finds the template in the source (on grey, DESIGN.md's formula) — the best match, the K
 // best, or every match scoring at most S, optionally at least D apart — optionally counts the
 // pixels of each reported match that fall in an HSV range (full / empty capsule, seed 000),
@@ -18,6 +18,7 @@
 #include "common/output.hpp"
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 
 #include <unistd.h>
@@ -115,6 +116,7 @@ int cli_match(int argc, char** argv) {
   std::string metric_text = "ssd", method_text = "auto", out_path, map_path;
   std::string color_name, hsv_min, hsv_max;
   std::string max_score_text, min_score_text;
+  std::string mask_path;
   int top_k = 1, min_distance = 0;
   double full_ratio = 0.2;
   bool json = false, explain = false, all = false, subpixel = false;
@@ -124,6 +126,7 @@ int cli_match(int argc, char** argv) {
       "                    [--top K] [--all --max-score S | --all --min-score S]\n"
       "                    [--min-distance D] [--subpixel]\n"
       "                    [--color blue] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R]\n"
+      "                    [--mask M]\n"
       "Finds TEMPLATE in SOURCE (both made grey) by the exact sum of squared (ssd) or absolute\n"
       "(sad) differences, where the smallest score is best, or by normalized cross-correlation\n"
       "(ncc: OpenCV's TM_CCOEFF_NORMED; ccorr-normed: TM_CCORR_NORMED; from exact integer sums,\n"
@@ -132,7 +135,9 @@ int cli_match(int argc, char** argv) {
       "every position scoring at least as well as S, --min-distance D\n"
       "drops a position within D (in x and y) of a better reported one. With --color, counts\n"
       "the pixels of each reported match inside an HSV range (OpenCV's 8-bit convention:\n"
-      "H 0..179, S and V 0..255) and calls it full or empty.");
+      "H 0..179, S and V 0..255) and calls it full or empty. With --mask M (an image of the\n"
+      "template's size, made grey), only the template pixels where M is nonzero count: every\n"
+      "metric sums over them alone (ncc: n = their number), exactly, on every version.");
   args.option("--metric", &metric_text, "ssd|sad|ncc|ccorr-normed", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
               "direct sums, or ΣI·T through FFT cross-correlation: ssd, ncc, ccorr-normed "
@@ -156,6 +161,9 @@ int cli_match(int argc, char** argv) {
   args.option("--hsv-max", &hsv_max, "H,S,V", "upper bounds of the range (default blue's 130,255,255)");
   args.option("--full-ratio", &full_ratio, "R",
               "full when at least this fraction is in range (default 0.2)");
+  args.option("--mask", &mask_path, "M",
+              "template-sized image: only pixels where it is nonzero count (ssd, sad, ncc, "
+              "ccorr-normed; every method but fft with sad)");
   args.flag("--json", &json, "print the result as one JSON object");
   args.flag("--explain", &explain, "also say which method ran and why (differs between versions)");
   std::vector<std::string> pos;
@@ -218,6 +226,11 @@ int cli_match(int argc, char** argv) {
   Image source, tpl;
   s = image_read(pos[0], &source);
   if (s.ok()) s = image_read(pos[1], &tpl);
+  if (s.ok() && !mask_path.empty()) {  // --mask: grey like the template (mask.hpp)
+    Image mask_image;
+    s = image_read(mask_path, &mask_image);
+    if (s.ok()) params.mask = to_gray(mask_image);
+  }
   if (!s.ok()) return report_failure(s);
   const Image gray_source = to_gray(source);
   const Image gray_tpl = to_gray(tpl);
@@ -236,7 +249,7 @@ int cli_match(int argc, char** argv) {
   std::vector<match::Subpixel> subs;
   if (subpixel)
     for (const match::Position& p : res.best)
-      subs.push_back(match::subpixel_fit(gray_source, gray_tpl, params.metric, p));
+      subs.push_back(match::subpixel_fit(gray_source, gray_tpl, params.metric, p, &params.mask));
 
   // The colour verdict of each reported match (full when at least full_ratio of its pixels
   // are in range).
@@ -296,6 +309,8 @@ int cli_match(int argc, char** argv) {
     j.key("method").str(match::method_name(params.method));
     j.key("source").begin_object().key("width").num(source.width).key("height").num(source.height).end_object();
     j.key("template").begin_object().key("width").num(tpl.width).key("height").num(tpl.height).end_object();
+    if (match::mask::active(params))
+      j.key("mask").begin_object().key("counted").num(match::mask::template_sums(gray_tpl, params.mask).n).end_object();
     if (any) {
       j.key("x").num(best.x);
       j.key("y").num(best.y);

@@ -25,6 +25,9 @@ struct Params {
   // CUDA versions: time each stage with events into Result::timings.stages (cuda-opt pays one
   // extra, ungraphed run for it). For the bench; CPU versions ignore it.
   bool stage_times = false;
+  // --mask (src/match/mask.hpp): grey, the template's size; a nonzero pixel counts, a 0 is
+  // ignored by every metric. Empty: every pixel counts.
+  Image mask;
 };
 
 // One candidate position: top-left corner of the template in the source.

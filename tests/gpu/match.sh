@@ -4,7 +4,8 @@
 #   1. ./test seq cuda-naive cuda-opt on the match, colour and grey cases, then cuda-opt's match
 #      cases again with PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 (its FFT method takes the exact
 #      NTT for most templates; this keeps its cuFFT path and the copied result record checked);
-#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV)
+#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV), and
+#      tests/mask_check.py (masked maps likewise) and the masked kernel's host emulation
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
@@ -22,6 +23,22 @@ gpu_test test-match-no-ntt PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 -- cuda-opt
 python3 tests/ncc_check.py bin/cuda-naive bin/cuda-opt >"$LOG/ncc-check.log" 2>&1
 echo "ncc-check: $(tail -n1 "$LOG/ncc-check.log")"
 grep -E '^FAIL' "$LOG/ncc-check.log" | head -n 20
+# --mask (match_mask.cases run above, as matchmask-*, and under memcheck below): the masked maps
+# against numpy's definition and OpenCV on both CUDA versions, and the shared masked kernel's
+# body on the host against seq's definition (tests/cuda/mask_emulate.cu; nvcc, no GPU).
+python3 tests/mask_check.py bin/cuda-naive bin/cuda-opt >"$LOG/mask-check.log" 2>&1
+echo "mask-check: $(tail -n1 "$LOG/mask-check.log")"
+grep -E '^FAIL' "$LOG/mask-check.log" | head -n 20
+emu=$LOG/test-mask-emulate.log
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/mask_emulate.cu src/match/mask.cpp \
+     src/match/match.cpp src/common/image.cpp src/common/cli.cpp -o build/mask_emulate >"$emu" 2>&1 &&
+   build/mask_emulate >>"$emu" 2>&1; then
+  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+else
+  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+fi
+echo "test-mask-emulate: $(tail -n1 "$emu")"
 pids=()
 for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v match & pids+=($!)
@@ -37,6 +54,13 @@ bench/run_cuda_match_timing.sh cuda-opt 30 time >"$LOG/timing-cuda-opt.txt" 2>&1
 echo "timing: exit $?"
 timeout 120 bench/run_cuda_match_timing.sh cuda-opt 1 error >"$LOG/fft-error.txt" 2>&1
 echo "fft error: exit $?"
+for wl in 640x480/64x64 1920x1080/16x16; do  # --mask: the shared direct kernel (bench-mask.txt)
+  for v in cuda-naive cuda-opt; do
+    bin/$v bench match --workload "$wl" --method ssd-masked,sad-masked,ncc-masked --seconds 0.5 \
+      2>>"$LOG/bench-mask.err" | grep -E 'masked ' >>"$LOG/bench-mask.txt"
+  done
+done
+echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 
 # cuda-opt's upload of the user's pageable image (PARVIS_UPLOAD, cuda/match/opt.cu): each mode on
 # the matchcuda cases against seq, then its upload time on two sizes (bench lines

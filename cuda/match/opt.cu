@@ -272,7 +272,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   else
     out->explain.assign(method_name(method)).append(", as asked");
   // The normed metrics on the device (opt_normed.cu); PARVIS_NCC_HOST=1: on the host, as before.
-  if (is_normed(m->asked.metric) && !env_flag("PARVIS_NCC_HOST"))
+  if (is_normed(m->asked.metric) && !env_flag("PARVIS_NCC_HOST") && normed_device_fits(*m))
     return run_normed(*m, gray_source, out);
   if (method == Method::FFT)
     PARVIS_TRY(run_fft(*m, gray_source, out));

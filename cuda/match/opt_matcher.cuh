@@ -197,6 +197,7 @@ Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded);
 Status enqueue_ssd_map(Matcher& m, uint32_t* map32, uint64_t* map64);
 // opt_normed.cu: NCC / ccorr-normed (m.asked) on the device, from the exact SSD map.
 Status run_normed(Matcher& m, const Image& src, Result* res);
+bool normed_device_fits(const Matcher& m);  // the grids of run_normed hold the map
 // opt_ntt.cu
 bool ntt_eligible(const Matcher& m, std::string* why_not);
 Status run_ntt(Matcher& m, const Image& src, Result* res);

@@ -14,7 +14,7 @@
 //      the double when a map is asked for; each block's smallest key -> atomicMin;
 //   W4 normed_tie: of the positions holding that key, the smallest index (y, then x: seq's
 //      order) -> atomicMin.
-// PARVIS_NCC_HOST=1 takes the former path (SSD map to the host, window sums and the expression
+// Sources too tall for the grids (map_h > 524,280) and PARVIS_NCC_HOST=1 take the former path (SSD map to the host, window sums and the expression
 // there: match.cpp's normed_from_ssd_map), for comparison.
 #include <algorithm>
 #include <cstring>
@@ -23,58 +23,24 @@
 
 #include "match/ncc.hpp"
 #include "match/opt_matcher.cuh"
+#include "match/opt_normed.cuh"
 
 namespace parvis::match::opt {
 
 namespace {
 
-constexpr int kColThreads = 64, kColRows = 32;  // W1: 4 columns x kColRows outputs a thread
-constexpr int kPrefixThreads = 256;             // W2: one block per row
-constexpr int kKeyBlockX = 32, kKeyBlockY = 8;  // W3, W4
+using namespace normed;
 
-// W1. A thread slides down 4 adjacent columns (one 32-bit load per row: rows are 16-byte aligned
-// with zero bytes past W, so the columns past W sum to 0) over kColRows outputs.
 __global__ __launch_bounds__(kColThreads) void window_col_sums_ii(const uint8_t* src, size_t pitch,
                                                                   int W, int h, int map_h,
                                                                   uint64_t* ci, uint64_t* cq,
                                                                   int ld) {
-  const int x = (blockIdx.x * kColThreads + threadIdx.x) * 4;
-  const int y0 = blockIdx.y * kColRows, y1 = min(y0 + kColRows, map_h);
-  if (x >= W || y0 >= map_h) return;
-  const uint8_t* top = src + size_t(y0) * pitch + x;
-  const uint8_t* bottom = top;
-  uint64_t si[4] = {0, 0, 0, 0}, sq[4] = {0, 0, 0, 0};
-  for (int j = 0; j < h; ++j, bottom += pitch) {
-    const uint32_t wv = __ldg(reinterpret_cast<const uint32_t*>(bottom));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t p = (wv >> (8 * k)) & 0xffu;
-      si[k] += p;
-      sq[k] += p * p;
-    }
-  }
-  for (int y = y0;; ++y, top += pitch, bottom += pitch) {
-    const size_t o = size_t(y) * ld + x;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      ci[o + k] = si[k];
-      cq[o + k] = sq[k];
-    }
-    if (y + 1 >= y1) break;
-    const uint32_t a = __ldg(reinterpret_cast<const uint32_t*>(bottom));
-    const uint32_t b = __ldg(reinterpret_cast<const uint32_t*>(top));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t pa = (a >> (8 * k)) & 0xffu, pb = (b >> (8 * k)) & 0xffu;
-      si[k] += pa;
-      si[k] -= pb;
-      sq[k] += pa * pa;
-      sq[k] -= pb * pb;
-    }
-  }
+  col_sums_thread(src, pitch, W, h, map_h, ci, cq, ld,
+                  int(blockIdx.x * kColThreads + threadIdx.x) * 4, int(blockIdx.y) * kColRows);
 }
 
-// W2. Row y of C (W values, then anything) -> its exclusive prefix P(y, 0..W), in place.
+// W2. Row y of C (W values, then anything) -> its exclusive prefix P(y, 0..W), in place: tiles
+// of kPrefixThreads columns, a block scan each, carried along the row.
 __global__ __launch_bounds__(kPrefixThreads) void row_prefix(uint64_t* ci, uint64_t* cq, int W,
                                                              int ld) {
   __shared__ cuda::BlockScratch<unsigned long long> scratch;
@@ -101,24 +67,16 @@ __global__ void normed_reset(DeviceOut* best) {
   best->count = ~0u;
 }
 
-struct NormedConsts {
-  uint64_t n, st, stt;
-  bool coeff;
-};
-
 // W3. The score of each position, its key, the block's smallest key folded into best->min_key.
 __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_keys(
     const uint64_t* pi, const uint64_t* pq, int ld, const uint32_t* ssd32, const uint64_t* ssd64,
-    int w, int map_w, int map_h, NormedConsts c, uint64_t* keys, double* map, DeviceOut* best) {
+    int w, int map_w, int map_h, Consts c, uint64_t* keys, double* map, DeviceOut* best) {
   __shared__ cuda::BlockScratch<unsigned long long> scratch;
   const int x = blockIdx.x * kKeyBlockX + threadIdx.x, y = blockIdx.y * kKeyBlockY + threadIdx.y;
   unsigned long long key = ~0ull;
   if (x < map_w && y < map_h) {
-    const size_t r = size_t(y) * ld, idx = size_t(y) * map_w + x;
-    const uint64_t si = pi[r + x + w] - pi[r + x], sii = pq[r + x + w] - pq[r + x];
-    const uint64_t ssd = ssd32 ? uint64_t(ssd32[idx]) : ssd64[idx];
-    const uint64_t sit = (sii + c.stt - ssd) / 2;  // exact: SSD = ΣI² − 2ΣI·T + ΣT²
-    const double score = ncc::score(c.coeff, c.n, si, sii, sit, c.st, c.stt);
+    const size_t idx = size_t(y) * map_w + x;
+    const double score = score_at(pi, pq, ld, ssd32 ? uint64_t(ssd32[idx]) : ssd64[idx], w, x, y, c);
     key = ncc::key_of(score);
     if (keys) keys[idx] = key;
     if (map) map[idx] = score;
@@ -141,6 +99,12 @@ __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_tie(const uint6
 }
 
 }  // namespace
+
+bool normed_device_fits(const Matcher& m) {
+  const size_t map_h = size_t(m.map_h());
+  return size_t(m.map_w()) * map_h <= 0xffffffffull &&
+         div_up(map_h, kColRows) <= 65535u && div_up(map_h, kKeyBlockY) <= 65535u;
+}
 
 Status run_normed(Matcher& m, const Image& src, Result* res) {
   const int map_w = m.map_w(), map_h = m.map_h(), W = m.W;
@@ -185,7 +149,7 @@ Status run_normed(Matcher& m, const Image& src, Result* res) {
   row_prefix<<<unsigned(map_h), kPrefixThreads, 0, s>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), W, ld);
   CUDA_CHECK_LAUNCH();
   const TemplateSums ts = template_sums(m.tpl);
-  const NormedConsts c{ts.n, ts.st, ts.stt, m.asked.metric == Metric::NCC};
+  const normed::Consts c{ts.n, ts.st, ts.stt, m.asked.metric == Metric::NCC};
   const dim3 kb(kKeyBlockX, kKeyBlockY), kg(div_up(size_t(map_w), kKeyBlockX),
                                            div_up(size_t(map_h), kKeyBlockY));
   if (top1) {

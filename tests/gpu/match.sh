@@ -4,7 +4,8 @@
 #   1. ./test seq cuda-naive cuda-opt on the match, colour and grey cases, then cuda-opt's match
 #      cases again with PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 (its FFT method takes the exact
 #      NTT for most templates; this keeps its cuFFT path and the copied result record checked);
-#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV)
+#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV); cuda-opt's
+#      normed kernels emulated on the host, and its matchncc cases with PARVIS_NCC_HOST=1
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
@@ -18,6 +19,19 @@ gpu_test test-match -- seq cuda-naive cuda-opt --only match
 gpu_test test-color -- seq cuda-naive cuda-opt --only color
 gpu_test test-grey -- seq cuda-naive cuda-opt --only grey
 gpu_test test-match-no-ntt PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 -- cuda-opt --only match
+# cuda-opt's normed kernels on the host (tests/cuda/normed_emulate.cu: W1's thread body and W3's
+# score against seq's conversion, bit for bit), and the matchncc cases with PARVIS_NCC_HOST=1
+# (the former host conversion), for comparison with the device path run above.
+emu=$LOG/test-normed-emulate.log
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/normed_emulate.cu src/match/match.cpp \
+     src/common/image.cpp src/common/cli.cpp -o build/normed_emulate >"$emu" 2>&1 && build/normed_emulate >>"$emu" 2>&1; then
+  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+else
+  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+fi
+echo "test-normed-emulate: $(tail -n1 "$emu")"
+gpu_test test-match-ncc-host PARVIS_NCC_HOST=1 -- cuda-opt --only matchncc
 # NCC / ccorr-normed (match_ncc.cases run above, as matchncc-*): the maps against their
 # definitions (numpy, exact sums) and OpenCV on both CUDA versions.
 python3 tests/ncc_check.py bin/cuda-naive bin/cuda-opt >"$LOG/ncc-check.log" 2>&1

@@ -66,6 +66,11 @@ Status transfer_config_from_env(TransferConfig* out) {
     if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
       return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
   size_t n = 0;
+  if (const char* v = std::getenv("PARVIS_UPLOAD_2D"); v && *v) {
+    if (!parse_bytes(v, 0, 1, &n))
+      return Status::usage(std::string("PARVIS_UPLOAD_2D must be 0 or 1, not '") + v + "'");
+    c.copy_2d = n == 1;
+  }
   if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
     if (!parse_bytes(v, 1, 64, &n))
       return Status::usage(std::string("PARVIS_UPLOAD_THREADS must be 1..64, not '") + v + "'");
@@ -85,7 +90,8 @@ std::string TransferInfo::describe() const {
   if (used == Transfer::Staged) {
     const bool kib = piece < (size_t(1) << 20);
     s += " " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " x " +
-         std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB");
+         std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB") +
+         (padded ? ", padded rows" : ", 2-D");
   }
   return s;
 }
@@ -151,7 +157,8 @@ class Pool {
   void start(int extra) {
     stop_all();
     stop_ = false;
-    for (int i = 1; i <= extra; ++i) threads_.emplace_back([this, i] { loop(i); });
+    const uint64_t g = gen_;  // a new thread waits for the next job, not one already run
+    for (int i = 1; i <= extra; ++i) threads_.emplace_back([this, i, g] { loop(i, g); });
   }
   int size() const { return int(threads_.size()) + 1; }
   // f(0) here, f(1..workers-1) on the pool; returns when all are done.
@@ -185,8 +192,7 @@ class Pool {
     for (std::thread& t : threads_) t.join();
     threads_.clear();
   }
-  void loop(int index) {
-    uint64_t seen = 0;
+  void loop(int index, uint64_t seen) {
     for (;;) {
       // Spin a little before sleeping: frames and pieces follow each other within microseconds.
       const auto t0 = std::chrono::steady_clock::now();
@@ -248,6 +254,19 @@ struct StagedCopier::Impl {
     if (start) cudaEventDestroy(start);
     start = nullptr;
     ready = false;
+  }
+
+  // The threads a copy of `bytes` takes: auto's small copies stay on the calling thread.
+  int threads_for(size_t bytes) const {
+    return cfg.mode == Transfer::Auto && bytes < cfg.staged_min ? 1 : cfg.threads;
+  }
+  // Whole-row pieces go as padded rows (the device pitch, one 1-D DMA) where `pitch` is at most
+  // 256 bytes wider than `width`; 0: tight rows, one 2-D DMA a piece.
+  size_t padded_pitch(const PiecePlan& p, size_t pitch) const {
+    return !cfg.copy_2d && p.rows_per_piece && pitch >= p.width && pitch - p.width <= 256 ? pitch : 0;
+  }
+  static size_t slot_need(const PiecePlan& p, size_t padded) {
+    return padded ? std::min(p.rows_per_piece, p.rows) * padded : p.piece_bytes;
   }
 
   // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers.
@@ -350,21 +369,22 @@ Status StagedCopier::init(const TransferConfig& c) {
   return Status::Ok();
 }
 
-Transfer StagedCopier::choose(size_t bytes) const {
+Transfer StagedCopier::choose(size_t) const {
   const TransferConfig& c = impl_->cfg;
-  if (c.mode != Transfer::Auto) return c.mode;
-  return bytes >= c.staged_min ? Transfer::Staged : Transfer::Pageable;
+  return c.mode == Transfer::Auto ? Transfer::Staged : c.mode;
 }
 
-Status StagedCopier::prepare(size_t width, size_t rows, bool rgb_to_gray) {
+Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray) {
   Impl& m = *impl_;
   if (!m.ready) PARVIS_TRY(init(m.cfg));
   const size_t bytes = width * rows;
   const Transfer t = choose(bytes);
   if (t == Transfer::Staged) {
-    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, m.cfg.threads, rgb_to_gray);
-    const int n = int(std::min<size_t>(size_t(m.cfg.threads), p.count));
-    PARVIS_TRY(m.ensure_slots(n, p.piece_bytes, rgb_to_gray ? p.piece_bytes : 0));
+    const int threads = m.threads_for(bytes);
+    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, threads, rgb_to_gray);
+    const int n = int(std::min<size_t>(size_t(threads), p.count));
+    const size_t need = Impl::slot_need(p, rgb_to_gray ? 0 : m.padded_pitch(p, pitch));
+    PARVIS_TRY(m.ensure_slots(n, need, rgb_to_gray ? p.piece_bytes : 0));
   } else if (rgb_to_gray && m.rgb_scratch.size() < bytes) {
     PARVIS_TRY(m.rgb_scratch.alloc(bytes));
   }
@@ -404,9 +424,11 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     return Status::Ok();
   }
   if (t == Transfer::Staged) {
-    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, m.cfg.threads, gray);
-    const int n = int(std::min<size_t>(size_t(m.cfg.threads), p.count));
-    PARVIS_TRY(m.ensure_slots(n, p.piece_bytes, gray ? p.piece_bytes : 0));
+    const int threads = m.threads_for(width * rows);
+    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, threads, gray);
+    const int n = int(std::min<size_t>(size_t(threads), p.count));
+    const size_t padded = gray ? 0 : m.padded_pitch(p, dpitch);
+    PARVIS_TRY(m.ensure_slots(n, Impl::slot_need(p, padded), gray ? p.piece_bytes : 0));
     PARVIS_TRY(m.fork(n, stream));
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);
     const Status s = m.run(n, p.count, [&](int wi, size_t i) -> Status {
@@ -416,13 +438,22 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
       const PiecePlan::Piece pc = p.at(i);
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
       uint8_t* h = w.host.get() + size_t(slot) * w.slot_bytes;
-      pack(h, src, spitch, pc);
-      if (gray) {
+      if (padded) {  // rows of the device pitch, the bytes past width zero: one 1-D DMA
+        const uint8_t* sr = src + pc.row0 * spitch;
+        for (size_t r = 0; r < pc.nrows; ++r) {
+          std::memcpy(h + r * padded, sr + r * spitch, pc.ncols);
+          std::memset(h + r * padded + pc.ncols, 0, padded - pc.ncols);
+        }
+        CUDA_CHECK(cudaMemcpyAsync(dst + pc.row0 * dpitch, h, pc.nrows * padded,
+                                   cudaMemcpyHostToDevice, w.stream));
+      } else if (gray) {
+        pack(h, src, spitch, pc);
         uint8_t* d = w.dev.get() + size_t(slot) * w.dev_slot_bytes;
         CUDA_CHECK(cudaMemcpyAsync(d, h, pc.nrows * pc.ncols, cudaMemcpyHostToDevice, w.stream));
         PARVIS_TRY(launch_gray(d, pc.ncols, dst + pc.row0 * dpitch, dpitch, int(pc.ncols / 3),
                                int(pc.nrows), w.stream));
       } else {
+        pack(h, src, spitch, pc);
         CUDA_CHECK(cudaMemcpy2DAsync(dst + pc.row0 * dpitch + pc.col0, dpitch, h, pc.ncols,
                                      pc.ncols, pc.nrows, cudaMemcpyHostToDevice, w.stream));
       }
@@ -433,6 +464,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     PARVIS_TRY(s);
     local.threads = n;
     local.piece = p.piece_bytes;
+    local.padded = padded != 0;
     if (info) *info = local;
     return Status::Ok();
   }
@@ -495,9 +527,11 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
     return Status::Ok();
   }
   if (local.used == Transfer::Staged) {
-    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, m.cfg.threads);
-    const int n = int(std::min<size_t>(size_t(m.cfg.threads), p.count));
-    PARVIS_TRY(m.ensure_slots(n, p.piece_bytes, 0));
+    const int threads = m.threads_for(width * rows);
+    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, threads);
+    const int n = int(std::min<size_t>(size_t(threads), p.count));
+    const size_t padded = m.padded_pitch(p, spitch);  // device rows whole, one 1-D DMA
+    PARVIS_TRY(m.ensure_slots(n, Impl::slot_need(p, padded), 0));
     PARVIS_TRY(m.fork(n, stream));
     // Each worker keeps up to `slots` DMAs in flight and copies out the oldest (FIFO: the
     // oldest of k issued is slot k % slots).
@@ -512,7 +546,14 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       Flight& f = fl[size_t(wi)];
       const size_t slot = f.drained % S;
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));
-      unpack(dst, dpitch, w.host.get() + slot * w.slot_bytes, f.pieces[f.drained % S]);
+      const uint8_t* h = w.host.get() + slot * w.slot_bytes;
+      const PiecePlan::Piece& pc = f.pieces[f.drained % S];
+      if (padded) {
+        for (size_t r = 0; r < pc.nrows; ++r)
+          std::memcpy(dst + (pc.row0 + r) * dpitch, h + r * padded, pc.ncols);
+      } else {
+        unpack(dst, dpitch, h, pc);
+      }
       ++f.drained;
       return Status::Ok();
     };
@@ -529,9 +570,13 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       const size_t slot = f.issued % S;
       const PiecePlan::Piece pc = p.at(i);
       f.pieces[slot] = pc;
-      CUDA_CHECK(cudaMemcpy2DAsync(w.host.get() + slot * w.slot_bytes, pc.ncols,
-                                   src + pc.row0 * spitch + pc.col0, spitch, pc.ncols, pc.nrows,
-                                   cudaMemcpyDeviceToHost, w.stream));
+      if (padded)
+        CUDA_CHECK(cudaMemcpyAsync(w.host.get() + slot * w.slot_bytes, src + pc.row0 * spitch,
+                                   pc.nrows * padded, cudaMemcpyDeviceToHost, w.stream));
+      else
+        CUDA_CHECK(cudaMemcpy2DAsync(w.host.get() + slot * w.slot_bytes, pc.ncols,
+                                     src + pc.row0 * spitch + pc.col0, spitch, pc.ncols,
+                                     pc.nrows, cudaMemcpyDeviceToHost, w.stream));
       CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
       ++f.issued;
       return Status::Ok();
@@ -540,6 +585,7 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
     PARVIS_TRY(s);
     local.threads = n;
     local.piece = p.piece_bytes;
+    local.padded = padded != 0;
     if (info) *info = local;
     return Status::Ok();
   }

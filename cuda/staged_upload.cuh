@@ -11,8 +11,13 @@
 //             copies out the oldest;
 //   register  cudaHostRegister the rows, one copy, wait, cudaHostUnregister (pays the pinning
 //             on every call: for comparison).
-// `auto` (the default) takes staged at or above PARVIS_UPLOAD_MIN bytes (default 1 MiB), pageable
-// below. The RGB -> grey path uploads the RGB bytes and converts them on the GPU with gray_of
+// `auto` (the default) is staged, on all its threads at or above PARVIS_UPLOAD_MIN bytes (default
+// 1 MiB) and on the calling thread alone below (waking the pool costs more than it saves there;
+// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows). Where the device
+// rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
+// the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between
+// width and dpitch of each device row are written as zeros (the matcher needs them zero; the
+// filter does not read them). The RGB -> grey path uploads the RGB bytes and converts them on the GPU with gray_of
 // (common/gray.hpp: the host's bits), piece by piece on the worker streams where staged.
 // Every CUDA call is checked (file:line); a failure in a worker is returned by the call.
 #pragma once
@@ -35,13 +40,16 @@ struct TransferConfig {
   size_t chunk = size_t(2) << 20;      // the largest piece, bytes
   int threads = 4;                     // host threads of a staged copy (the caller included)
   int slots = 2;                       // pinned slots per thread
-  size_t staged_min = size_t(1) << 20; // auto: staged from this many bytes on
+  size_t staged_min = size_t(1) << 20; // auto: all threads from this many bytes on, else one
+  bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
+                         // padded rows in one 1-D DMA (PARVIS_UPLOAD_2D=1)
 };
 
 // The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register (direct, chunked
 // and whole, the names of the first experiment, stand for pageable, staged and staged),
 // PARVIS_UPLOAD_CHUNK (bytes, or with a K or M suffix), PARVIS_UPLOAD_THREADS (1..64),
-// PARVIS_UPLOAD_SLOTS (2..8), PARVIS_UPLOAD_MIN (bytes, K or M). A malformed value is a usage error.
+// PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1). A
+// malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -50,6 +58,7 @@ struct TransferInfo {
   size_t bytes = 0;   // bytes that crossed the link
   int threads = 1;    // host threads that took part
   size_t piece = 0;   // staged: bytes per piece
+  bool padded = false;  // staged: padded rows in 1-D DMAs
   std::string describe() const;  // e.g. "staged 4 threads x 512 KiB"
 };
 
@@ -66,7 +75,8 @@ class StagedCopier {
   // Allocates what a copy of `rows` rows of `width` bytes needs (pinned slots, device slots for
   // the grey conversion), so that the copies themselves allocate nothing. Optional: a copy
   // that finds its buffers too small allocates them then (once per shape).
-  Status prepare(size_t width, size_t rows, bool rgb_to_gray = false);
+  // `pitch`: the device rows' (padded pieces are sized by it).
+  Status prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray = false);
 
   // rows x width bytes: host rows `spitch` apart -> device rows `dpitch` apart, ordered after
   // the work queued on `stream` before the call, and before the work queued after it. The host

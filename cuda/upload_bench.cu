@@ -4,7 +4,9 @@
 //   h2d-pinned          cudaMemcpyAsync from page-locked memory: the floor of the link
 //   h2d-pageable        one cudaMemcpy2DAsync from the pageable image (the driver stages it)
 //   h2d-whole           the first default: every row into one pinned buffer, then one copy
-//   h2d-staged-<C>M     StagedCopier, T threads, pieces of at most C MiB (T = the threads column)
+//   h2d-staged-<C>M     StagedCopier, T threads, pieces of at most C MiB (T = the threads column),
+//                       padded rows in one 1-D DMA a piece; h2d-staged2d-2M: one 2-D DMA a piece
+//   h2d-auto            the default configuration (PARVIS_UPLOAD unset)
 //   h2d-register        cudaHostRegister + copy + cudaHostUnregister, every call
 //   d2h-*               the same back to a pageable image
 // and for the RGB sizes the whole "RGB pageable -> grey on the device" path:
@@ -134,14 +136,16 @@ Status bench_size(const Size& s, const Options& o) {
     PARVIS_TRY(time_calls(o.seconds, whole, &ms, &reps));
     line(s, "h2d-whole", 1, ms, reps, bytes, bytes);
   }
-  auto run_mode = [&](cuda::Transfer mode, int t, size_t chunk, const std::string& name) -> Status {
+  auto run_mode = [&](cuda::Transfer mode, int t, size_t chunk, const std::string& name,
+                      bool copy_2d = false) -> Status {
     cuda::TransferConfig c;
     c.mode = mode;
     c.threads = t;
     c.chunk = chunk;
+    c.copy_2d = copy_2d;
     cuda::StagedCopier cp;
     PARVIS_TRY(cp.init(c));
-    PARVIS_TRY(cp.prepare(row, size_t(s.h)));
+    PARVIS_TRY(cp.prepare(row, size_t(s.h), dpitch));
     cuda::TransferInfo info;
     auto up = [&]() -> Status {
       PARVIS_TRY(cp.to_device(d.get(), dpitch, src.pixels.data(), src.stride, row, size_t(s.h),
@@ -173,6 +177,9 @@ Status bench_size(const Size& s, const Options& o) {
   for (size_t c : chunks_mib)
     for (int t : threads)
       PARVIS_TRY(run_mode(cuda::Transfer::Staged, t, c << 20, "staged-" + std::to_string(c) + "M"));
+  // One 2-D DMA per piece (tight slot rows) instead of padded rows; and the default (auto).
+  PARVIS_TRY(run_mode(cuda::Transfer::Staged, 4, size_t(2) << 20, "staged2d-2M", true));
+  PARVIS_TRY(run_mode(cuda::Transfer::Auto, cuda::TransferConfig().threads, cuda::TransferConfig().chunk, "auto"));
   {  // d2h floor
     cuda::PinnedBuffer<uint8_t> pinned;
     PARVIS_TRY(pinned.alloc(bytes));
@@ -198,7 +205,7 @@ Status bench_size(const Size& s, const Options& o) {
       c.chunk = chunk;
       cuda::StagedCopier cp;
       PARVIS_TRY(cp.init(c));
-      PARVIS_TRY(on_device ? cp.prepare(row, size_t(s.h), true) : cp.prepare(gw, size_t(s.h)));
+      PARVIS_TRY(on_device ? cp.prepare(row, size_t(s.h), dpitch, true) : cp.prepare(gw, size_t(s.h), dpitch));
       cuda::TransferInfo info;
       auto call = [&]() -> Status {
         if (on_device) {

@@ -83,7 +83,7 @@ class DeviceImages {
     cuda::TransferConfig how;
     PARVIS_TRY(cuda::transfer_config_from_env(&how));
     PARVIS_TRY(copier_.init(how));
-    PARVIS_TRY(copier_.prepare(row_bytes_, size_t(height)));  // pinned slots, once per filter
+    PARVIS_TRY(copier_.prepare(row_bytes_, size_t(height), pitch_));  // pinned slots, once per filter
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&ev_[0]));
     CUDA_CHECK(cudaEventCreate(&ev_[1]));

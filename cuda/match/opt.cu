@@ -210,7 +210,7 @@ Status setup_source_size(Matcher& m, int W, int H) {
   m.pitch = (size_t(W) + 16 + 15) / 16 * 16;
   PARVIS_TRY(m.d_src.alloc(m.pitch * H));
   CUDA_CHECK(cudaMemsetAsync(m.d_src.get(), 0, m.pitch * H, m.stream));
-  PARVIS_TRY(m.copier.prepare(size_t(W), size_t(H)));  // its pinned slots, once per size
+  PARVIS_TRY(m.copier.prepare(size_t(W), size_t(H), m.pitch));  // its pinned slots, once per size
   PARVIS_TRY(m.d_out.alloc(1));
   PARVIS_TRY(m.d_direct_rec.alloc(1));
   for (DeviceOut* rec : {m.d_out.get(), m.d_direct_rec.get()})

@@ -288,6 +288,38 @@ struct StagedCopier::Impl {
     return Status::Ok();
   }
 
+  // The start of a staged copy: its pieces, workers and slot rows (padded: the device pitch;
+  // 0: tight rows), the slots allocated, the workers ordered after `stream`'s work.
+  struct Staging {
+    PiecePlan p;
+    int n = 0;
+    size_t padded = 0;
+  };
+  Status reserve(size_t width, size_t rows, size_t pitch, bool gray, Staging* st) {
+    const int threads = threads_for(width * rows);
+    st->p = plan_pieces(width, rows, cfg.chunk, threads, gray);
+    st->n = int(std::min<size_t>(size_t(threads), st->p.count));
+    st->padded = gray ? 0 : padded_pitch(st->p, pitch);
+    return ensure_slots(st->n, slot_need(st->p, st->padded), gray ? st->p.piece_bytes : 0);
+  }
+  Status begin(size_t width, size_t rows, size_t pitch, bool gray, cudaStream_t stream,
+               Staging* st) {
+    PARVIS_TRY(reserve(width, rows, pitch, gray, st));
+    return fork(st->n, stream);
+  }
+  // Its end: `stream` after the workers' copies (also after a failure: it waits for what ran),
+  // then the pieces' status and the report.
+  Status end(const Staging& st, cudaStream_t stream, const Status& pieces, TransferInfo local,
+             TransferInfo* info) {
+    PARVIS_TRY(join(st.n, stream));
+    PARVIS_TRY(pieces);
+    local.threads = st.n;
+    local.piece = st.p.piece_bytes;
+    local.padded = st.padded != 0;
+    if (info) *info = local;
+    return Status::Ok();
+  }
+
   // Orders the first n worker streams after the work queued on `stream` so far.
   Status fork(int n, cudaStream_t stream) {
     CUDA_CHECK(cudaEventRecord(start, stream));
@@ -380,11 +412,8 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   const size_t bytes = width * rows;
   const Transfer t = choose(bytes);
   if (t == Transfer::Staged) {
-    const int threads = m.threads_for(bytes);
-    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, threads, rgb_to_gray);
-    const int n = int(std::min<size_t>(size_t(threads), p.count));
-    const size_t need = Impl::slot_need(p, rgb_to_gray ? 0 : m.padded_pitch(p, pitch));
-    PARVIS_TRY(m.ensure_slots(n, need, rgb_to_gray ? p.piece_bytes : 0));
+    Impl::Staging st;
+    PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, &st));
   } else if (rgb_to_gray && m.rgb_scratch.size() < bytes) {
     PARVIS_TRY(m.rgb_scratch.alloc(bytes));
   }
@@ -424,12 +453,11 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     return Status::Ok();
   }
   if (t == Transfer::Staged) {
-    const int threads = m.threads_for(width * rows);
-    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, threads, gray);
-    const int n = int(std::min<size_t>(size_t(threads), p.count));
-    const size_t padded = gray ? 0 : m.padded_pitch(p, dpitch);
-    PARVIS_TRY(m.ensure_slots(n, Impl::slot_need(p, padded), gray ? p.piece_bytes : 0));
-    PARVIS_TRY(m.fork(n, stream));
+    Impl::Staging st;
+    PARVIS_TRY(m.begin(width, rows, dpitch, gray, stream, &st));
+    const PiecePlan& p = st.p;
+    const int n = st.n;
+    const size_t padded = st.padded;
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);
     const Status s = m.run(n, p.count, [&](int wi, size_t i) -> Status {
       Worker& w = m.workers[size_t(wi)];
@@ -460,13 +488,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
       CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
       return Status::Ok();
     });
-    PARVIS_TRY(m.join(n, stream));  // also after a failure: the caller's stream waits for what ran
-    PARVIS_TRY(s);
-    local.threads = n;
-    local.piece = p.piece_bytes;
-    local.padded = padded != 0;
-    if (info) *info = local;
-    return Status::Ok();
+    return m.end(st, stream, s, local, info);
   }
   // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the scratch.
   uint8_t* target = dst;
@@ -527,12 +549,11 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
     return Status::Ok();
   }
   if (local.used == Transfer::Staged) {
-    const int threads = m.threads_for(width * rows);
-    const PiecePlan p = plan_pieces(width, rows, m.cfg.chunk, threads);
-    const int n = int(std::min<size_t>(size_t(threads), p.count));
-    const size_t padded = m.padded_pitch(p, spitch);  // device rows whole, one 1-D DMA
-    PARVIS_TRY(m.ensure_slots(n, Impl::slot_need(p, padded), 0));
-    PARVIS_TRY(m.fork(n, stream));
+    Impl::Staging st;  // padded: device rows whole, one 1-D DMA a piece
+    PARVIS_TRY(m.begin(width, rows, spitch, false, stream, &st));
+    const PiecePlan& p = st.p;
+    const int n = st.n;
+    const size_t padded = st.padded;
     // Each worker keeps up to `slots` DMAs in flight and copies out the oldest (FIFO: the
     // oldest of k issued is slot k % slots).
     struct Flight {
@@ -581,13 +602,7 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       ++f.issued;
       return Status::Ok();
     }, &finish);
-    PARVIS_TRY(m.join(n, stream));
-    PARVIS_TRY(s);
-    local.threads = n;
-    local.piece = p.piece_bytes;
-    local.padded = padded != 0;
-    if (info) *info = local;
-    return Status::Ok();
+    return m.end(st, stream, s, local, info);
   }
   void* base = dst;
   const size_t span = dpitch * (rows - 1) + width;

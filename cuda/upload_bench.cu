@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,16 @@ const Size kSizes[] = {
     {"3840x2160x3", 3840, 2160, 3},   // 24.9 MB
     {"10000x10000", 10000, 10000, 1}, // 100 MB
 };
+
+Status make_copier(cuda::Transfer mode, int threads, size_t chunk, bool copy_2d,
+                   cuda::StagedCopier* cp) {
+  cuda::TransferConfig c;
+  c.mode = mode;
+  c.threads = threads;
+  c.chunk = chunk;
+  c.copy_2d = copy_2d;
+  return cp->init(c);
+}
 
 struct Options {
   double seconds = 0.1;
@@ -108,6 +119,29 @@ Status bench_size(const Size& s, const Options& o) {
 
   double ms = 0;
   int reps = 0;
+  // An upload: d cleared, one call checked against `expect`, then timed (info: how it went).
+  auto measure_up = [&](const std::function<Status()>& call, const uint8_t* expect, size_t w,
+                        size_t epitch, const std::string& method,
+                        const cuda::TransferInfo& info) -> Status {
+    CUDA_CHECK(cudaMemsetAsync(d.get(), 0, dpitch * s.h, stream));
+    PARVIS_TRY(call());
+    PARVIS_TRY(verify(expect, w, epitch, method));
+    PARVIS_TRY(time_calls(o.seconds, call, &ms, &reps));
+    line(s, method, info.threads, ms, reps, bytes, info.piece);
+    return Status::Ok();
+  };
+  // The link's floor: one copy of the whole image between page-locked memory and the GPU.
+  auto pinned_floor = [&](void* to, const void* from, cudaMemcpyKind kind, const char* name) -> Status {
+    auto copy = [&]() -> Status {
+      CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      return Status::Ok();
+    };
+    PARVIS_TRY(copy());
+    PARVIS_TRY(time_calls(o.seconds, copy, &ms, &reps));
+    line(s, name, 1, ms, reps, bytes, 0);
+    return Status::Ok();
+  };
   const std::vector<int> threads = o.quick ? std::vector<int>{4, 8} : std::vector<int>{1, 2, 4, 8};
   const std::vector<size_t> chunks_mib = o.quick ? std::vector<size_t>{2, 4} : std::vector<size_t>{2, 4, 8};
 
@@ -116,14 +150,7 @@ Status bench_size(const Size& s, const Options& o) {
     cuda::PinnedBuffer<uint8_t> pinned;
     PARVIS_TRY(pinned.alloc(bytes));
     std::memcpy(pinned.get(), src.pixels.data(), bytes);
-    auto floor = [&]() -> Status {
-      CUDA_CHECK(cudaMemcpyAsync(d.get(), pinned.get(), bytes, cudaMemcpyHostToDevice, stream));
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      return Status::Ok();
-    };
-    PARVIS_TRY(floor());
-    PARVIS_TRY(time_calls(o.seconds, floor, &ms, &reps));
-    line(s, "h2d-pinned", 1, ms, reps, bytes, 0);
+    PARVIS_TRY(pinned_floor(d.get(), pinned.get(), cudaMemcpyHostToDevice, "h2d-pinned"));
     auto whole = [&]() -> Status {
       for (int y = 0; y < s.h; ++y) std::memcpy(pinned.get() + size_t(y) * row, src.row(y), row);
       CUDA_CHECK(cudaMemcpy2DAsync(d.get(), dpitch, pinned.get(), row, row, size_t(s.h),
@@ -138,13 +165,8 @@ Status bench_size(const Size& s, const Options& o) {
   }
   auto run_mode = [&](cuda::Transfer mode, int t, size_t chunk, const std::string& name,
                       bool copy_2d = false) -> Status {
-    cuda::TransferConfig c;
-    c.mode = mode;
-    c.threads = t;
-    c.chunk = chunk;
-    c.copy_2d = copy_2d;
     cuda::StagedCopier cp;
-    PARVIS_TRY(cp.init(c));
+    PARVIS_TRY(make_copier(mode, t, chunk, copy_2d, &cp));
     PARVIS_TRY(cp.prepare(row, size_t(s.h), dpitch));
     cuda::TransferInfo info;
     auto up = [&]() -> Status {
@@ -153,11 +175,7 @@ Status bench_size(const Size& s, const Options& o) {
       CUDA_CHECK(cudaStreamSynchronize(stream));
       return Status::Ok();
     };
-    CUDA_CHECK(cudaMemsetAsync(d.get(), 0, dpitch * s.h, stream));
-    PARVIS_TRY(up());
-    PARVIS_TRY(verify(src.pixels.data(), row, src.stride, "h2d-" + name));
-    PARVIS_TRY(time_calls(o.seconds, up, &ms, &reps));
-    line(s, "h2d-" + name, info.threads, ms, reps, bytes, info.piece);
+    PARVIS_TRY(measure_up(up, src.pixels.data(), row, src.stride, "h2d-" + name, info));
     // The same back: the device rows (now the source) into a pageable image.
     auto down = [&]() -> Status {
       return cp.to_host(back.data(), row, d.get(), dpitch, row, size_t(s.h), stream, &info);
@@ -183,14 +201,7 @@ Status bench_size(const Size& s, const Options& o) {
   {  // d2h floor
     cuda::PinnedBuffer<uint8_t> pinned;
     PARVIS_TRY(pinned.alloc(bytes));
-    auto floor = [&]() -> Status {
-      CUDA_CHECK(cudaMemcpyAsync(pinned.get(), d.get(), bytes, cudaMemcpyDeviceToHost, stream));
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      return Status::Ok();
-    };
-    PARVIS_TRY(floor());
-    PARVIS_TRY(time_calls(o.seconds, floor, &ms, &reps));
-    line(s, "d2h-pinned", 1, ms, reps, bytes, 0);
+    PARVIS_TRY(pinned_floor(pinned.get(), d.get(), cudaMemcpyDeviceToHost, "d2h-pinned"));
   }
 
   // ---- RGB pageable -> grey on the device ----
@@ -199,12 +210,8 @@ Status bench_size(const Size& s, const Options& o) {
     const size_t gw = size_t(s.w);
     auto gray_mode = [&](bool on_device, cuda::Transfer mode, int t, size_t chunk,
                          const std::string& name) -> Status {
-      cuda::TransferConfig c;
-      c.mode = mode;
-      c.threads = t;
-      c.chunk = chunk;
       cuda::StagedCopier cp;
-      PARVIS_TRY(cp.init(c));
+      PARVIS_TRY(make_copier(mode, t, chunk, false, &cp));
       PARVIS_TRY(on_device ? cp.prepare(row, size_t(s.h), dpitch, true) : cp.prepare(gw, size_t(s.h), dpitch));
       cuda::TransferInfo info;
       auto call = [&]() -> Status {
@@ -219,12 +226,8 @@ Status bench_size(const Size& s, const Options& o) {
         CUDA_CHECK(cudaStreamSynchronize(stream));
         return Status::Ok();
       };
-      CUDA_CHECK(cudaMemsetAsync(d.get(), 0, dpitch * s.h, stream));
-      PARVIS_TRY(call());
-      const std::string method = std::string(on_device ? "gray-device-" : "gray-host-") + name;
-      PARVIS_TRY(verify(gray_ref.pixels.data(), gw, gray_ref.stride, method));
-      PARVIS_TRY(time_calls(o.seconds, call, &ms, &reps));
-      line(s, method, info.threads, ms, reps, bytes, info.piece);
+      PARVIS_TRY(measure_up(call, gray_ref.pixels.data(), gw, gray_ref.stride,
+                            std::string(on_device ? "gray-device-" : "gray-host-") + name, info));
       return Status::Ok();
     };
     PARVIS_TRY(gray_mode(false, cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));

@@ -78,6 +78,8 @@ class StagedCopier {
   // `pitch`: the device rows' (padded pieces are sized by it).
   Status prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray = false);
 
+  // The device side of a copy holds rows x dpitch (or spitch) bytes: a staged copy may move the
+  // whole padded rows.
   // rows x width bytes: host rows `spitch` apart -> device rows `dpitch` apart, ordered after
   // the work queued on `stream` before the call, and before the work queued after it. The host
   // rows may be reused when the call returns (staged, register) — pageable: as cudaMemcpyAsync.

@@ -7,7 +7,7 @@
 #      the matchcuda and matchncc cases (NCC now on the device), tests/ncc_check.py on cuda-opt;
 #      compute-sanitizer memcheck on matchupload (odd pieces), filterupload and three matchncc
 #      groups. Each prints "name: N passed, N failed, N skipped" (logs in LOGDIR);
-#   2. bench/run_upload.sh --seconds 0.05: GB/s of every way at 0.26-100 MB, rows appended to
+#   2. bench/run_upload.sh --seconds 0.05 (UPLOAD_BENCH_ARGS="--quick --seconds 0.03" for less): GB/s of every way at 0.26-100 MB, rows appended to
 #      bench/results/times.csv, the best way per size printed (the numbers that choose auto);
 #   3. one plain `match` call per mode on 3840x2160 grey (fft) and 1326x1025 RGB: the timing line
 #      "[upload N us, M MB at G GB/s, how]"; and NCC on the device vs PARVIS_NCC_HOST=1.
@@ -39,7 +39,7 @@ for g in matchncc-flat matchncc-tiny matchncc-noise-odd; do gpu_sanitize memchec
 wait "${pids[@]}"
 echo "checks: $((SECONDS - start)) s"
 
-bench/run_upload.sh --seconds 0.05 >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"
+bench/run_upload.sh ${UPLOAD_BENCH_ARGS:---seconds 0.05} >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"
 echo "bench upload: exit $? ($((SECONDS - start)) s); best per size:"
 sed -n '/^best per size/,$p' "$LOG/bench-upload.txt"
 

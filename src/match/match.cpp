@@ -117,6 +117,8 @@ void reset_result(Result* r) {
   r->timings.upload_ms = fresh.upload_ms;
   r->timings.compute_ms = fresh.compute_ms;
   r->timings.download_ms = fresh.download_ms;
+  r->timings.upload_bytes = fresh.upload_bytes;
+  r->timings.upload_how.clear();
   r->timings.stages.clear();
 }
 

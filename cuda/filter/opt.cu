@@ -583,6 +583,7 @@ std::string filter_describe(const Filter* f) {
           std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) + " pf " +
           std::to_string(f->sep_pf) + (f->sep_tight ? " minb+1" : "") + (f->sep_lane == 8 ? " lane 8" : "") +
           (f->sep.ahead ? (f->sep.ahead_level == 1 ? " l1pf " : " l2pf ") + std::to_string(f->sep.ahead) : "") +
+          (f->sep.stream_stores ? " stcs" : "") +
           (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
       break;
   }

@@ -108,6 +108,7 @@ struct SepParams {
   // its 16 bytes of the source row `ahead` rows past the one it loads (0: none) into L2 (level 2)
   // or L1 and L2 (level 1): bytes in flight from DRAM that hold no registers.
   int ahead, ahead_level;
+  bool stream_stores;  // PARVIS_FILTER_SEP_STCS=1: the output stored evict-first (st.global.cs)
 };
 
 __host__ __device__ __forceinline__ uint32_t sep_perm(uint32_t x, uint32_t y, uint32_t s) {
@@ -363,8 +364,15 @@ __global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (T
     sep_vertical_finish<K, LW>(ring, p, px, out);
     if (x0 < g.row_bytes) {
       uint8_t* o = g.out + size_t(y) * g.pitch + x0;
-      if constexpr (LW == 4) *reinterpret_cast<uint4*>(o) = make_uint4(out[0], out[1], out[2], out[3]);
-      else *reinterpret_cast<uint2*>(o) = make_uint2(out[0], out[1]);
+      if constexpr (LW == 4) {
+        const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
+        if (p.stream_stores) __stcs(reinterpret_cast<uint4*>(o), v);
+        else *reinterpret_cast<uint4*>(o) = v;
+      } else {
+        const uint2 v = make_uint2(out[0], out[1]);
+        if (p.stream_stores) __stcs(reinterpret_cast<uint2*>(o), v);
+        else *reinterpret_cast<uint2*>(o) = v;
+      }
     }
   }
 }
@@ -471,8 +479,9 @@ inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows
 // The experiments' switches from the environment (bench/filter_variants.sh times them beside the
 // default; each must give the same bytes): PARVIS_FILTER_SEP_L2PF=D or PARVIS_FILTER_SEP_L1PF=D
 // (prefetch D rows past the loads into L2, or L1, D = 1..64), PARVIS_FILTER_SEP_MINB=1 (the TIGHT
-// launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16). False and why on
-// a bad value.
+// launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
+// PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
+// should not evict the prefetched rows). False and why on a bad value.
 inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::string* why) {
   auto num = [](const char* name, int lo, int hi, int* v, std::string* err) {
     const char* e = std::getenv(name);
@@ -484,8 +493,10 @@ inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::str
     *v = int(n);
     return true;
   };
-  int l2 = 0, l1 = 0, minb = 0;
+  int l2 = 0, l1 = 0, minb = 0, stcs = 0;
   *lane_bytes = 16;
+  if (!num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why)) return false;
+  p->stream_stores = stcs == 1;
   if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||
       !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
     return false;

@@ -582,7 +582,8 @@ std::string filter_describe(const Filter* f) {
       s = "sep k" + std::to_string(f->geo.size) + " c" + std::to_string(f->geo.channels) + " rows " +
           std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) + " pf " +
           std::to_string(f->sep_pf) + (f->sep_tight ? " minb+1" : "") + (f->sep_lane == 8 ? " lane 8" : "") +
-          (f->sep.ahead ? (f->sep.ahead_level == 1 ? " l1pf " : " l2pf ") + std::to_string(f->sep.ahead) : "") +
+          (f->sep.ahead ? std::string(f->sep.ahead_level == 1 ? " l1pf " : f->sep.ahead_level == 3 ? " bulkpf " : " l2pf ") +
+                              std::to_string(f->sep.ahead) : "") +
           (f->sep.stream_stores ? " stcs" : "") +
           (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
       break;

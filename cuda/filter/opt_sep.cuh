@@ -296,9 +296,28 @@ __host__ __device__ __forceinline__ const uint8_t* sep_prefetch_addr(const Geome
   return g.in + size_t(y) * g.pitch + x0;
 }
 
+// The bulk prefetch of a warp's bytes of row y (ahead_level 3, lane 0; sm_90): the warp's
+// warp_bytes from xw cut at the pitch (a multiple of 16, as xw is), or nullptr.
+__host__ __device__ __forceinline__ const uint8_t* sep_prefetch_bulk(const Geometry& g, const SepParams& p, int y,
+                                                                     int xw, int last, uint32_t* bytes) {
+  const uint8_t* a = sep_prefetch_addr(g, y, xw, last);
+  const size_t room = g.pitch - size_t(xw);
+  *bytes = uint32_t(room < size_t(p.warp_bytes) ? room : size_t(p.warp_bytes));
+  return a;
+}
+
 #ifdef __CUDACC__
-__device__ __forceinline__ void sep_prefetch(const Geometry& g, const SepParams& p, int y, int x0, int last) {
+__device__ __forceinline__ void sep_prefetch(const Geometry& g, const SepParams& p, int y, int x0, int xw, int lane,
+                                             int last) {
   if (p.ahead <= 0) return;  // the same for the whole grid
+  if (p.ahead_level == 3) {
+#if __CUDA_ARCH__ >= 900
+    uint32_t bytes = 0;
+    const uint8_t* a = lane == 0 ? sep_prefetch_bulk(g, p, y + p.ahead, xw, last, &bytes) : nullptr;
+    if (a != nullptr) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
+    return;
+#endif
+  }
   const uint8_t* a = sep_prefetch_addr(g, y + p.ahead, x0, last);
   if (a == nullptr) return;
   if (p.ahead_level == 1) asm volatile("prefetch.global.L1 [%0];" ::"l"(a));
@@ -317,7 +336,7 @@ __device__ __forceinline__ void sep_step(const Geometry& g, const SepParams& p, 
 #pragma unroll
   for (int i = 0; i + 1 < PF; ++i) q[i] = q[i + 1];
   q[PF - 1] = sep_load<LW, S::HW>(g, next, x0, lane, next <= last);
-  sep_prefetch(g, p, next, x0, last);
+  sep_prefetch(g, p, next, x0, sw.xw, lane, last);
 #pragma unroll
   for (int r = 0; r + 1 < K; ++r)
 #pragma unroll
@@ -352,7 +371,7 @@ __global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (T
   SepRaw<LW, S::HW> q[PF];
 #pragma unroll
   for (int i = 0; i < PF; ++i) q[i] = sep_load<LW, S::HW>(g, first + i, x0, lane, first + i <= last);
-  for (int i = PF - p.ahead; i < PF; ++i) sep_prefetch(g, p, first + i, x0, last);  // rows PF .. PF + ahead - 1
+  for (int i = PF - p.ahead; i < PF; ++i) sep_prefetch(g, p, first + i, x0, sw.xw, lane, last);  // rows PF .. PF + ahead - 1
   uint32_t ring[K][2 * LW];
 #pragma unroll
   for (int r = 0; r < K - 1; ++r) sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, first + r + PF, last);
@@ -478,7 +497,9 @@ inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows
 
 // The experiments' switches from the environment (bench/filter_variants.sh times them beside the
 // default; each must give the same bytes): PARVIS_FILTER_SEP_L2PF=D or PARVIS_FILTER_SEP_L1PF=D
-// (prefetch D rows past the loads into L2, or L1, D = 1..64), PARVIS_FILTER_SEP_MINB=1 (the TIGHT
+// (prefetch D rows past the loads into L2, or L1, D = 1..64; PARVIS_FILTER_SEP_BULKPF=D: the
+// same into L2 by one cp.async.bulk.prefetch of the warp's bytes, sm_90, else as L2PF),
+// PARVIS_FILTER_SEP_MINB=1 (the TIGHT
 // launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
 // PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
 // should not evict the prefetched rows). False and why on a bad value.
@@ -493,17 +514,18 @@ inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::str
     *v = int(n);
     return true;
   };
-  int l2 = 0, l1 = 0, minb = 0, stcs = 0;
+  int l2 = 0, l1 = 0, minb = 0, stcs = 0, bulk = 0;
   *lane_bytes = 16;
-  if (!num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why)) return false;
+  if (!num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why) || !num("PARVIS_FILTER_SEP_BULKPF", 0, 64, &bulk, why)) return false;
   p->stream_stores = stcs == 1;
   if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||
       !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
     return false;
   if (*lane_bytes != 8 && *lane_bytes != 16) return *why = "PARVIS_FILTER_SEP_LANE must be 8 or 16", false;
-  if (l1 > 0 && l2 > 0) return *why = "PARVIS_FILTER_SEP_L1PF and _L2PF exclude each other", false;
-  p->ahead = l1 > 0 ? l1 : l2;
-  p->ahead_level = l1 > 0 ? 1 : 2;
+  if ((l1 > 0) + (l2 > 0) + (bulk > 0) > 1)
+    return *why = "PARVIS_FILTER_SEP_L1PF, _L2PF and _BULKPF exclude each other", false;
+  p->ahead = l1 > 0 ? l1 : bulk > 0 ? bulk : l2;
+  p->ahead_level = l1 > 0 ? 1 : bulk > 0 ? 3 : 2;
   *tight = minb == 1;
   return true;
 }

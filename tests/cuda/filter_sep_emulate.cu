@@ -2,7 +2,7 @@
 // the grid of warps of sep_grid, each warp's 32 lanes in lock step through the kernel's steps
 // (sep_load, the shuffles, sep_window, sep_horizontal, the ring, the prefetch
 // queue of PF rows, sep_vertical_finish, the 16-byte stores, or 8-byte ones with LW = 2 lane words,
-// the L2/L1 prefetch addresses of PARVIS_FILTER_SEP_L2PF: inside the image, each prefetched row
+// the L2/L1 prefetch addresses of PARVIS_FILTER_SEP_L2PF and the bulk ranges of _BULKPF: inside the image, each prefetched row
 // one the warp loads later), on the pitched layout the GPU uses
 // (padding filled with 0xA5, so a read of it changes a sum). Every output byte must equal a
 // direct bordered 2-D convolution (border_index, round_clamp) and be written once; no store may
@@ -46,12 +46,19 @@ void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, 
   auto x0_of = [&](int lane) { return sw.xw + LB * lane; };
   // sep_prefetch: the address must lie in the image's rows and pitch, and be one of the strip's
   // source rows (so, a row this lane loads after it, past the PF rows in registers).
+  // The bulk prefetch (level 3): lane 0, the warp's bytes, 16-byte aligned, within the row's pitch.
   auto prefetch = [&](int y, int lane) {
     if (p.ahead <= 0) return;
-    const uint8_t* a = sep_prefetch_addr(g, y + p.ahead, x0_of(lane), last);
+    uint32_t n = LB;
+    const uint8_t* a = p.ahead_level != 3 ? sep_prefetch_addr(g, y + p.ahead, x0_of(lane), last)
+                       : lane == 0        ? sep_prefetch_bulk(g, p, y + p.ahead, sw.xw, last, &n)
+                                          : nullptr;
     if (a == nullptr) return;
     const size_t off = size_t(a - g.in), row = off / g.pitch;
-    if ((off + LB > g.pitch * size_t(g.height) || off % g.pitch + LB > g.pitch || int(row) != y + p.ahead ||
+    if (p.ahead_level == 3 && (n == 0 || n % 16 != 0 || off % 16 != 0 || n < std::min<size_t>(p.warp_bytes, g.row_bytes - sw.xw)) &&
+        (*bad)++ < 5)
+      std::printf("  bulk prefetch of %u bytes at row %zu byte %zu\n", n, row, off % g.pitch);
+    if ((off + n > g.pitch * size_t(g.height) || off % g.pitch + n > g.pitch || int(row) != y + p.ahead ||
          int(row) > last || int(row) < first + PF) && (*bad)++ < 5)
       std::printf("  prefetch of row %zu byte %zu outside (rows %d..%d)\n", row, off % g.pitch, first, last);
   };
@@ -102,6 +109,7 @@ struct Case {
   int pf, strip_rows;         // strip_rows 0: sep_grid's one wave of `resident` warps
   long long resident;
   int lane_bytes = 16, ahead = 0;  // PARVIS_FILTER_SEP_LANE, _L2PF
+  int level = 2;                   // 3: _BULKPF
 };
 
 // Returns the number of problems (0: every byte right and written once).
@@ -132,6 +140,7 @@ size_t run_case(const Case& c, uint32_t seed) {
   }
   sep_grid(g, c.resident, c.strip_rows, &p, c.lane_bytes);
   p.ahead = c.ahead;
+  p.ahead_level = c.level;
   size_t bad = 0;
   for (long long wid = 0; wid < p.warps; ++wid)
     if (c.lane_bytes == 8) switch (c.pf) {
@@ -162,8 +171,8 @@ size_t run_case(const Case& c, uint32_t seed) {
       if ((want != got || n != 1) && bad++ < 5)
         std::printf("  (%d, %d): got %d, want %d, written %d times\n", x, y, got, want, n);
     }
-  std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
-              c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, p.strip_rows, p.warps,
+  std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d (level %d) rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
+              c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, c.level, p.strip_rows, p.warps,
               p.per_byte ? "per-byte" : p.pow2_shift >= 0 ? "pow2" : "magic", bad ? "FAILED" : "ok");
   return bad;
 }
@@ -231,7 +240,8 @@ int main() {
         for (int ch : {1, 3}) {
           run(Case{s[0], s[1], ch, k, b, 1 + int(next(&seed) >> 31) * 3, 0, 7});
           // The experiments: 8 bytes a lane (PF 2 or 4, as compiled), the prefetch rows ahead.
-          run(Case{s[0], s[1], ch, k, b, 2 + int(next(&seed) >> 31) * 2, 0, 7, 8, int(next(&seed) >> 30)});
+          run(Case{s[0], s[1], ch, k, b, 2 + int(next(&seed) >> 31) * 2, 0, 7, 8, int(next(&seed) >> 30),
+                   2 + int(next(&seed) >> 31)});
         }
   // Strip boundaries: strips of 7, 8 and 13 rows (not multiples of K) on a larger odd image.
   for (int rows : {7, 8, 13}) run(Case{1027, 769, 3, kernels[1], Border::Zero, 2, rows, 0});
@@ -242,6 +252,8 @@ int main() {
   run(Case{7680, 4320, 3, kernels[1], Border::Zero, 2, 0, 4224, 8, 4});  // LANE=8, L2PF=4, 32 warps/SM
   run(Case{3840, 2160, 3, kernels[7], Border::Zero, 2, 0, 3168, 16, 8});  // unsharp 5x5, L2PF=8, MINB=1's grid (24 warps/SM)
   run(Case{1027, 769, 3, kernels[8], Border::Zero, 2, 13, 0, 8, 2});      // edge 3x3, LANE=8
+  run(Case{3840, 2160, 3, kernels[1], Border::Zero, 2, 0, 2112, 16, 6, 3});  // BULKPF=6
+  run(Case{1029, 77, 1, kernels[3], Border::Zero, 4, 0, 0, 8, 5, 3});       // BULKPF=5, LANE=8, grey
   run(Case{7680, 4320, 3, kernels[0], Border::Zero, 4, 0, 3168});
   run(Case{3840, 2160, 3, kernels[3], Border::Zero, 4, 0, 2112});
   run(Case{7680, 4320, 3, kernels[7], Border::Zero, 4, 0, 2112});  // unsharp 5x5: the centre tap

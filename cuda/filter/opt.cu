@@ -434,7 +434,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
       return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
     if (!sep_experiments(&f->sep, &f->sep_tight, &f->sep_lane, &sep_why)) return Status::usage(sep_why);
     if (f->sep_pf != 2 && (f->sep_tight ? f->sep_pf == 4 || f->sep_lane == 8 : f->sep_pf == 1 && f->sep_lane == 8))
-      return Status::usage("sep: PF 4 not with MINB=1, PF 1 not with LANE=8 (not compiled)");
+      return Status::usage("sep compiles PF 1|2|4, MINB=1 with PF 1|2, LANE=8 with PF 2|4, both with PF 2");
   }
   bool mma = name != "direct" && f->path != OptPath::Sep;
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";

@@ -498,7 +498,8 @@ inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows
 // The experiments' switches from the environment (bench/filter_variants.sh times them beside the
 // default; each must give the same bytes): PARVIS_FILTER_SEP_L2PF=D or PARVIS_FILTER_SEP_L1PF=D
 // (prefetch D rows past the loads into L2, or L1, D = 1..64; PARVIS_FILTER_SEP_BULKPF=D: the
-// same into L2 by one cp.async.bulk.prefetch of the warp's bytes, sm_90, else as L2PF),
+// same into L2 by one cp.async.bulk.prefetch of the warp's bytes, sm_90, else as L2PF; the first
+// of L1PF, BULKPF, L2PF that is > 0 counts),
 // PARVIS_FILTER_SEP_MINB=1 (the TIGHT
 // launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
 // PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
@@ -514,16 +515,19 @@ inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::str
     *v = int(n);
     return true;
   };
-  int l2 = 0, l1 = 0, minb = 0, stcs = 0, bulk = 0;
+  // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
+  // both take them; the environment still overrides).
+  int l2 = 0, l1 = 0, bulk = 0;  // rows prefetched ahead: none
+  int minb = 0;                  // the launch bounds of opt.cu's measurements
+  int stcs = 0;                  // plain stores
   *lane_bytes = 16;
-  if (!num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why) || !num("PARVIS_FILTER_SEP_BULKPF", 0, 64, &bulk, why)) return false;
-  p->stream_stores = stcs == 1;
   if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||
-      !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
+      !num("PARVIS_FILTER_SEP_BULKPF", 0, 64, &bulk, why) || !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) ||
+      !num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
     return false;
+  p->stream_stores = stcs == 1;
   if (*lane_bytes != 8 && *lane_bytes != 16) return *why = "PARVIS_FILTER_SEP_LANE must be 8 or 16", false;
-  if ((l1 > 0) + (l2 > 0) + (bulk > 0) > 1)
-    return *why = "PARVIS_FILTER_SEP_L1PF, _L2PF and _BULKPF exclude each other", false;
+  // L1PF before BULKPF before L2PF (so that a default D for one still lets the others be timed).
   p->ahead = l1 > 0 ? l1 : bulk > 0 ? bulk : l2;
   p->ahead_level = l1 > 0 ? 1 : bulk > 0 ? 3 : 2;
   *tight = minb == 1;

@@ -351,13 +351,13 @@ __device__ __forceinline__ void sep_step(const Geometry& g, const SepParams& p, 
   sep_horizontal<K, C, LW>(w, p, ring[K - 1]);
 }
 
-// At most 256 threads a block; at least 2 blocks per SM at K = 5 (128 registers: RGB 112 at
-// PF = 2, 114 at PF = 4, no spills), 3 at K = 3 (80 registers: 72 at PF = 2). ptxas, sm_90.
-// TIGHT (PARVIS_FILTER_SEP_MINB=1, an experiment): one block more, 3 at K = 5 (80 registers, 144
-// bytes spilled at PF = 2, 16 at PF = 1), 4 at K = 3 (64, no spill): 24 and 32 warps a SM, so 1.5x
-// and 1.33x the rows in flight.
-// LW = 2 (8 bytes a lane): 3 blocks at K = 5 (77 registers), 4 at K = 3 (56); TIGHT one more
-// (64 registers and 16 bytes spilled; 48).
+// At most 256 threads a block; at least 2 blocks per SM at K = 5 (128 registers: RGB 113 at
+// PF = 2, 116 at PF = 4, no spills), 3 at K = 3 (80 registers: 80 at PF = 2). ptxas, sm_90.
+// TIGHT (PARVIS_FILTER_SEP_MINB=1, an experiment): one block more, 3 at K = 5 (80 registers, 156
+// bytes spilled at PF = 2, 36 at PF = 1), 4 at K = 3 (64, 12 bytes spilled): 24 and 32 warps a
+// SM, so 1.5x and 1.33x the rows in flight.
+// LW = 2 (8 bytes a lane): 3 blocks at K = 5 (80 registers), 4 at K = 3 (56); TIGHT one more
+// (64 registers and 28 bytes spilled; 48).
 template <int K, int C, int PF, bool TIGHT = false, int LW = 4>
 __global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (TIGHT ? 1 : 0))
     convolve_sep(Geometry g, SepParams p) {

@@ -4,12 +4,14 @@
 # workloads: 7680x4320 and 3840x2160 RGB, zero border, gaussian, box and unsharp at 3x3 and 5x5,
 # image already on the GPU (compute only, median of the repetitions). Then the block-size sweep of
 # every variant on gaussian5 at both resolutions (SWEEP=none skips it), and, when sep is among the
-# variants, sep's source rows loaded ahead (SEP_PF) x rows per strip (SEP_ROWS, 0 = one wave). Prints one table row per workload: the median
+# variants, sep's source rows loaded ahead (SEP_PF, default 4; 2 is sep's own) x rows per strip (SEP_ROWS,
+# default 0 = one wave) and bench/filter_sep_experiments.sh (sep's experiment switches beside auto;
+# SEP_EXPERIMENTS=none skips it, or lists the configurations). Prints one table row per workload: the median
 # microseconds of each variant and whether every variant produced the same bytes (FNV checksums
 # of `./main bench filter`), then the sweep. Takes ~30 s on an H100. Appends nothing to
 # bench/results/times.csv (bench/run_filter.sh does, with --variant).
 #   bench/filter_variants.sh                    auto, smem, prefetch and sep (mma is auto's kernel)
-#   SWEEP=none bench/filter_variants.sh auto sep    the two, sep's grid, ~40 s on an H100
+#   SWEEP=none bench/filter_variants.sh auto sep    the two, sep's grid and experiments, ~90 s on an H100
 #   bench/filter_variants.sh auto smem          these variants
 #   SECONDS_PER=0.5 SWEEP="128 256 512" bench/filter_variants.sh
 set -u
@@ -59,8 +61,8 @@ if [[ " ${variants[*]} " == *" sep "* ]]; then
   echo
   ref=$tmp/auto.txt; [ -f "$ref" ] || ref=$tmp/sep.txt  # the bytes to agree with
   echo "sep: rows loaded ahead (pf) x rows per strip (0 = one wave of resident warps), us; bytes against auto:"
-  for pf in ${SEP_PF:-1 2 4}; do
-    for rows in ${SEP_ROWS:-0 64}; do
+  for pf in ${SEP_PF:-4}; do
+    for rows in ${SEP_ROWS:-0}; do
       PARVIS_FILTER_SEP_PF=$pf PARVIS_FILTER_SEP_ROWS=$([ "$rows" = 0 ] || echo "$rows") \
         "$BIN/cuda-opt" bench filter "${common[@]}" --kernel gaussian,box --size 3,5 --variant sep --sweep none \
         >"$tmp/sep-$pf-$rows.txt" 2>"$tmp/sep.err" || { echo "sep pf $pf rows $rows: exited $?: $(head -n2 "$tmp/sep.err")"; rc=1; }
@@ -71,6 +73,10 @@ if [[ " ${variants[*]} " == *" sep "* ]]; then
            END { exit bad }' "$ref" "$tmp/sep-$pf-$rows.txt" || rc=1
     done
   done
+  if [ "${SEP_EXPERIMENTS:-}" != none ]; then
+    echo
+    REF=$([ -f "$tmp/auto.txt" ] && echo "$tmp/auto.txt") BIN=$BIN SECONDS_PER=$SECONDS_PER bench/filter_sep_experiments.sh || rc=1
+  fi
 fi
 
 [ "$SWEEP" = none ] && exit $rc

@@ -244,6 +244,8 @@ struct Filter {
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
   SepParams sep{};            // Sep: taps, finish, strips
   int sep_pf = 2;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
+  bool sep_tight = false;     // Sep: the TIGHT launch bounds (PARVIS_FILTER_SEP_MINB=1)
+  int sep_lane = 16;          // Sep: bytes a lane (PARVIS_FILTER_SEP_LANE=8|16)
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;
@@ -255,14 +257,19 @@ struct Filter {
 void FilterDeleter::operator()(Filter* f) const { delete f; }
 
 namespace {
-template <int PF, typename Visit>
+template <int PF, bool TIGHT = false, int LW = 4, typename Visit>
 Status with_sep_kernel_pf(const Filter& f, Visit visit) {
   if (f.geo.channels == 1)
-    return f.geo.size == 3 ? visit(&convolve_sep<3, 1, PF>) : visit(&convolve_sep<5, 1, PF>);
-  return f.geo.size == 3 ? visit(&convolve_sep<3, 3, PF>) : visit(&convolve_sep<5, 3, PF>);
+    return f.geo.size == 3 ? visit(&convolve_sep<3, 1, PF, TIGHT, LW>) : visit(&convolve_sep<5, 1, PF, TIGHT, LW>);
+  return f.geo.size == 3 ? visit(&convolve_sep<3, 3, PF, TIGHT, LW>) : visit(&convolve_sep<5, 3, PF, TIGHT, LW>);
 }
 template <typename Visit>
-Status with_sep_kernel(const Filter& f, Visit visit) {
+Status with_sep_kernel(const Filter& f, Visit visit) {  // filter_create allows these combinations
+  if (f.sep_lane == 8)
+    return f.sep_tight     ? with_sep_kernel_pf<2, true, 2>(f, visit)
+           : f.sep_pf == 4 ? with_sep_kernel_pf<4, false, 2>(f, visit)
+                           : with_sep_kernel_pf<2, false, 2>(f, visit);
+  if (f.sep_tight) return f.sep_pf == 1 ? with_sep_kernel_pf<1, true>(f, visit) : with_sep_kernel_pf<2, true>(f, visit);
   if (f.sep_pf == 1) return with_sep_kernel_pf<1>(f, visit);
   return f.sep_pf == 4 ? with_sep_kernel_pf<4>(f, visit) : with_sep_kernel_pf<2>(f, visit);
 }
@@ -371,7 +378,7 @@ Status plan_sep(Filter* f, int dev) {
     if (rows < 1 || rows > 65536)
       return Status::usage("PARVIS_FILTER_SEP_ROWS must be 1..65536, not '" + std::string(e) + "'");
   }
-  sep_grid(f->geo, std::max(1LL, (long long)per_sm * sms * (f->threads / 32)), rows, &f->sep);
+  sep_grid(f->geo, std::max(1LL, (long long)per_sm * sms * (f->threads / 32)), rows, &f->sep, f->sep_lane);
   return Status::Ok();
 }
 }  // namespace
@@ -425,6 +432,9 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     if (const char* e = std::getenv("PARVIS_FILTER_SEP_PF")) f->sep_pf = std::atoi(e);
     if (f->sep_pf != 1 && f->sep_pf != 2 && f->sep_pf != 4)
       return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
+    if (!sep_experiments(&f->sep, &f->sep_tight, &f->sep_lane, &sep_why)) return Status::usage(sep_why);
+    if (f->sep_pf != 2 && (f->sep_tight ? f->sep_pf == 4 || f->sep_lane == 8 : f->sep_pf == 1 && f->sep_lane == 8))
+      return Status::usage("sep compiles PF 1|2|4, MINB=1 with PF 1|2, LANE=8 with PF 2|4, both with PF 2");
   }
   bool mma = name != "direct" && f->path != OptPath::Sep;
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
@@ -571,7 +581,11 @@ std::string filter_describe(const Filter* f) {
     case OptPath::Sep:
       s = "sep k" + std::to_string(f->geo.size) + " c" + std::to_string(f->geo.channels) + " rows " +
           std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) + " pf " +
-          std::to_string(f->sep_pf) + (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
+          std::to_string(f->sep_pf) + (f->sep_tight ? " minb+1" : "") + (f->sep_lane == 8 ? " lane 8" : "") +
+          (f->sep.ahead ? std::string(f->sep.ahead_level == 1 ? " l1pf " : f->sep.ahead_level == 3 ? " bulkpf " : " l2pf ") +
+                              std::to_string(f->sep.ahead) : "") +
+          (f->sep.stream_stores ? " stcs" : "") +
+          (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
       break;
   }
   return s + ", " + std::to_string(f->threads) + " threads";

@@ -48,6 +48,13 @@
 // (floors 66.4 and 16.6 us); unsharp (per byte) 8K 5x5 ~80-110 us (the MMA kernel: 223); worse if the loaded latency is higher than assumed (then PF = 4
 // helps more than PF = 2, bench/filter_variants.sh measures both).
 //
+// Measured (H100, bench/README.md): 8K 5x5 128 us, 3x3 96, 4K 5x5 40: a warp's step takes
+// ~1.4 us at 16 or 24 warps a SM and 2 or 4 rows ahead, about one loaded DRAM latency: the rate
+// is warps x 512 B per latency. The experiments (sep_experiments, bench/filter_sep_experiments.sh)
+// put more bytes in flight: a prefetch into L2 (or L1) of the row `ahead` rows past the loads
+// (no registers; the load then waits an L2 hit), one block more a SM (TIGHT launch bounds), 8
+// bytes a lane (LW = 2: half the ring and window registers).
+//
 // Border: zero only (replicate and reflect101 take auto's path): a row outside the image is not
 // loaded (zero sums); the lane holding a row's end zeroes the padding bytes of its 16 (one masked
 // word or whole zero words), so every window word its neighbours take from it is right, and
@@ -60,6 +67,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -69,15 +77,16 @@
 namespace parvis::filter {
 namespace {
 
-constexpr int kSepLaneBytes = 16;
-constexpr int kSepWarpBytes = 32 * kSepLaneBytes;
 constexpr int kSepMaxK = 5;
 
-template <int K, int C>
+// LW: the words a lane owns (4: 16 bytes, the default; 2: 8 bytes, PARVIS_FILTER_SEP_LANE=8, an
+// experiment: half the lane's register arrays, twice the warps for the same image).
+template <int K, int C, int LW = 4>
 struct SepShape {
   static constexpr int R = K / 2;
   static constexpr int HW = (R * C + 3) / 4;  // halo words each side
-  static constexpr int NW = 4 + 2 * HW;       // window words: halo, the lane's 4, halo
+  static constexpr int NW = LW + 2 * HW;      // window words: halo, the lane's LW, halo
+  static_assert(HW <= LW, "the halo words come from the neighbouring lane's own words");
 };
 
 // The kernel argument: taps, finish, grid.
@@ -92,8 +101,14 @@ struct SepParams {
   // sum = centre px + sign G in int32, then DeviceDivider's clamps (half, lo) and magic.
   bool per_byte;
   int32_t sign, centre, half, lo;
-  int warps_x, strip_rows;  // warp columns of 512 bytes per row; output rows per warp
+  int warp_bytes;           // 32 lanes x 4 LW bytes
+  int warps_x, strip_rows;  // warp columns of warp_bytes per row; output rows per warp
   long long warps;          // warps_x * strips
+  // Experiments (issue 10, opt.cu's PARVIS_FILTER_SEP_L2PF / _L1PF): each lane also prefetches
+  // its 16 bytes of the source row `ahead` rows past the one it loads (0: none) into L2 (level 2)
+  // or L1 and L2 (level 1): bytes in flight from DRAM that hold no registers.
+  int ahead, ahead_level;
+  bool stream_stores;  // PARVIS_FILTER_SEP_STCS=1: the output stored evict-first (st.global.cs)
 };
 
 __host__ __device__ __forceinline__ uint32_t sep_perm(uint32_t x, uint32_t y, uint32_t s) {
@@ -117,9 +132,9 @@ __host__ __device__ __forceinline__ uint32_t sep_umulhi(uint32_t a, uint32_t b) 
 
 // One source row's raw loads for a lane: its 16 bytes, and for lanes 0 and 31 the halo words
 // beyond the warp (lane 0: left, lane 31: right); zeros for bytes outside the image.
-template <int HW>
+template <int LW, int HW>
 struct SepRaw {
-  uint32_t v[4];
+  uint32_t v[LW];
   uint32_t e[HW];
 };
 
@@ -131,28 +146,37 @@ __host__ __device__ __forceinline__ uint32_t sep_clip(uint32_t w, int xw, int ro
 
 // The loads of image row y for the lane at x0 (zeros where y lies outside the image, or `fetch`
 // is false: the row is past the strip's last source row). No load leaves the row's pitch.
-template <int HW>
-__host__ __device__ __forceinline__ SepRaw<HW> sep_load(const Geometry& g, int y, int x0, int lane, bool fetch) {
-  SepRaw<HW> r;
+// The lane's LW words at x0 (inside the pitch: x0 < row_bytes, pitch and x0 multiples of 4 LW).
+template <int LW>
+__host__ __device__ __forceinline__ void sep_words(const uint8_t* a, uint32_t (&v)[LW]) {
+  if constexpr (LW == 4) {
+    const uint4 q = ldg(reinterpret_cast<const uint4*>(a));
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    static_assert(LW == 2, "16 or 8 bytes a lane");
+    const uint2 q = ldg(reinterpret_cast<const uint2*>(a));
+    v[0] = q.x, v[1] = q.y;
+  }
+}
+
+template <int LW, int HW>
+__host__ __device__ __forceinline__ SepRaw<LW, HW> sep_load(const Geometry& g, int y, int x0, int lane, bool fetch) {
+  SepRaw<LW, HW> r;
   PARVIS_UNROLL
-  for (int i = 0; i < 4; ++i) r.v[i] = 0;
+  for (int i = 0; i < LW; ++i) r.v[i] = 0;
   PARVIS_UNROLL
   for (int i = 0; i < HW; ++i) r.e[i] = 0;
   if (!fetch || y < 0 || y >= g.height) return r;  // the same for the whole warp
   const uint8_t* row = g.in + size_t(y) * g.pitch;
-  if (x0 < g.row_bytes) {  // then x0 + 16 <= pitch (a multiple of 16)
-    const uint4 q = ldg(reinterpret_cast<const uint4*>(row + x0));
-    r.v[0] = q.x;
-    r.v[1] = q.y;
-    r.v[2] = q.z;
-    r.v[3] = q.w;
-    if (x0 + kSepLaneBytes > g.row_bytes) {  // the lane of the row's end: padding to zeros
+  if (x0 < g.row_bytes) {  // then x0 + 4 LW <= pitch (a multiple of 16)
+    sep_words<LW>(row + x0, r.v);
+    if (x0 + 4 * LW > g.row_bytes) {  // the lane of the row's end: padding to zeros
       PARVIS_UNROLL
-      for (int i = 0; i < 4; ++i) r.v[i] = sep_clip(r.v[i], x0 + 4 * i, g.row_bytes);
+      for (int i = 0; i < LW; ++i) r.v[i] = sep_clip(r.v[i], x0 + 4 * i, g.row_bytes);
     }
   }
   if (lane == 0 || lane == 31) {
-    const int xe = lane == 0 ? x0 - 4 * HW : x0 + kSepLaneBytes;
+    const int xe = lane == 0 ? x0 - 4 * HW : x0 + 4 * LW;
     PARVIS_UNROLL
     for (int i = 0; i < HW; ++i) {
       const int xw = xe + 4 * i;
@@ -165,24 +189,24 @@ __host__ __device__ __forceinline__ SepRaw<HW> sep_load(const Geometry& g, int y
 
 // The lane's window of NW words (bytes x0 - 4 HW .. x0 + 16 + 4 HW): `left` = the last HW words
 // of lane - 1, `right` = the first HW words of lane + 1 (lanes 0 and 31: their own halo loads).
-template <int HW, int NW>
-__host__ __device__ __forceinline__ void sep_window(const SepRaw<HW>& r, const uint32_t (&left)[HW],
+template <int LW, int HW, int NW>
+__host__ __device__ __forceinline__ void sep_window(const SepRaw<LW, HW>& r, const uint32_t (&left)[HW],
                                                     const uint32_t (&right)[HW], int lane, uint32_t (&w)[NW]) {
   PARVIS_UNROLL
   for (int i = 0; i < HW; ++i) {
     w[i] = lane == 0 ? r.e[i] : left[i];
-    w[HW + 4 + i] = lane == 31 ? r.e[i] : right[i];
+    w[HW + LW + i] = lane == 31 ? r.e[i] : right[i];
   }
   PARVIS_UNROLL
-  for (int i = 0; i < 4; ++i) w[HW + i] = r.v[i];
+  for (int i = 0; i < LW; ++i) w[HW + i] = r.v[i];
 }
 
 // The horizontal sums of the lane's 16 bytes: h[2k] = bytes (4k, 4k + 2), h[2k + 1] = bytes
 // (4k + 1, 4k + 3) of its 4 words, each a packed pair of 16-bit sums.
-template <int K, int C>
-__host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepShape<K, C>::NW],
-                                                        const SepParams& p, uint32_t (&h)[8]) {
-  using S = SepShape<K, C>;
+template <int K, int C, int LW = 4>
+__host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepShape<K, C, LW>::NW],
+                                                        const SepParams& p, uint32_t (&h)[2 * LW]) {
+  using S = SepShape<K, C, LW>;
   uint32_t e[S::NW], o[S::NW], s[S::NW - 1], t[S::NW - 1];
   PARVIS_UNROLL
   for (int j = 0; j < S::NW; ++j) {
@@ -205,7 +229,7 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
     }
   };
   PARVIS_UNROLL
-  for (int q = 0; q < 8; ++q) {
+  for (int q = 0; q < 2 * LW; ++q) {
     const int x = 4 * (S::HW + (q >> 1)) + (q & 1) - S::R * C;
     uint32_t sum = 0;
     PARVIS_UNROLL
@@ -215,25 +239,21 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
 }
 
 // The lane's 16 source bytes of output row y (the centre tap's pixels; per_byte only).
+template <int LW = 4>
 __host__ __device__ __forceinline__ void sep_centre(const Geometry& g, const SepParams& p, int y, int x0,
-                                                    uint32_t (&px)[4]) {
-  px[0] = px[1] = px[2] = px[3] = 0;
-  if (p.per_byte && x0 < g.row_bytes) {
-    const uint4 q = ldg(reinterpret_cast<const uint4*>(g.in + size_t(y) * g.pitch + x0));
-    px[0] = q.x;
-    px[1] = q.y;
-    px[2] = q.z;
-    px[3] = q.w;
-  }
+                                                    uint32_t (&px)[LW]) {
+  PARVIS_UNROLL
+  for (int i = 0; i < LW; ++i) px[i] = 0;
+  if (p.per_byte && x0 < g.row_bytes) sep_words<LW>(g.in + size_t(y) * g.pitch + x0, px);
 }
 
 // Output row from the last K rows of horizontal sums (ring[0] the topmost) and the centre pixels:
 // the vertical sums, finished, as the lane's 4 output words.
-template <int K>
-__host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][8], const SepParams& p,
-                                                             const uint32_t (&px)[4], uint32_t (&out)[4]) {
+template <int K, int LW = 4>
+__host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][2 * LW], const SepParams& p,
+                                                             const uint32_t (&px)[LW], uint32_t (&out)[LW]) {
   PARVIS_UNROLL
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < LW; ++k) {
     uint32_t ve = p.half2, vo = p.half2;
     PARVIS_UNROLL
     for (int ky = 0; ky < K; ++ky) {
@@ -263,64 +283,116 @@ struct SepWarp {
 };
 __host__ __device__ __forceinline__ SepWarp sep_warp(const Geometry& g, const SepParams& p, long long wid) {
   SepWarp s;
-  s.xw = int(wid % p.warps_x) * kSepWarpBytes;
+  s.xw = int(wid % p.warps_x) * p.warp_bytes;
   s.ys = int(wid / p.warps_x) * p.strip_rows;
   s.ye = s.ys + p.strip_rows < g.height ? s.ys + p.strip_rows : g.height;
   return s;
 }
 
+// The address a lane prefetches for source row y (nullptr: none; the row lies outside the strip's
+// source rows or the image, or the lane past the row's end): the lane's 16 bytes, inside the image.
+__host__ __device__ __forceinline__ const uint8_t* sep_prefetch_addr(const Geometry& g, int y, int x0, int last) {
+  if (y < 0 || y > last || y >= g.height || x0 >= g.row_bytes) return nullptr;
+  return g.in + size_t(y) * g.pitch + x0;
+}
+
+// The bulk prefetch of a warp's bytes of row y (ahead_level 3, lane 0; sm_90): the warp's
+// warp_bytes from xw cut at the pitch (a multiple of 16, as xw is), or nullptr.
+__host__ __device__ __forceinline__ const uint8_t* sep_prefetch_bulk(const Geometry& g, const SepParams& p, int y,
+                                                                     int xw, int last, uint32_t* bytes) {
+  const uint8_t* a = sep_prefetch_addr(g, y, xw, last);
+  const size_t room = g.pitch - size_t(xw);
+  *bytes = uint32_t(room < size_t(p.warp_bytes) ? room : size_t(p.warp_bytes));
+  return a;
+}
+
 #ifdef __CUDACC__
+__device__ __forceinline__ void sep_prefetch(const Geometry& g, const SepParams& p, int y, int x0, int xw, int lane,
+                                             int last) {
+  if (p.ahead <= 0) return;  // the same for the whole grid
+  if (p.ahead_level == 3) {
+#if __CUDA_ARCH__ >= 900
+    uint32_t bytes = 0;
+    const uint8_t* a = lane == 0 ? sep_prefetch_bulk(g, p, y + p.ahead, xw, last, &bytes) : nullptr;
+    if (a != nullptr) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
+    return;
+#endif
+  }
+  const uint8_t* a = sep_prefetch_addr(g, y + p.ahead, x0, last);
+  if (a == nullptr) return;
+  if (p.ahead_level == 1) asm volatile("prefetch.global.L1 [%0];" ::"l"(a));
+  else asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+}
+
 // One source row through the pipeline: the oldest prefetched row is consumed, the row PF ahead
 // (source row `next`) is loaded, the horizontal sums of the consumed row enter the ring.
-template <int K, int C, int PF>
+template <int K, int C, int PF, int LW>
 __device__ __forceinline__ void sep_step(const Geometry& g, const SepParams& p, const SepWarp& sw, int lane,
-                                         SepRaw<SepShape<K, C>::HW> (&q)[PF], uint32_t (&ring)[K][8], int next,
-                                         int last) {
-  using S = SepShape<K, C>;
-  const int x0 = sw.xw + kSepLaneBytes * lane;
-  const SepRaw<S::HW> cur = q[0];
+                                         SepRaw<LW, SepShape<K, C, LW>::HW> (&q)[PF], uint32_t (&ring)[K][2 * LW],
+                                         int next, int last) {
+  using S = SepShape<K, C, LW>;
+  const int x0 = sw.xw + 4 * LW * lane;
+  const SepRaw<LW, S::HW> cur = q[0];
 #pragma unroll
   for (int i = 0; i + 1 < PF; ++i) q[i] = q[i + 1];
-  q[PF - 1] = sep_load<S::HW>(g, next, x0, lane, next <= last);
+  q[PF - 1] = sep_load<LW, S::HW>(g, next, x0, lane, next <= last);
+  sep_prefetch(g, p, next, x0, sw.xw, lane, last);
 #pragma unroll
   for (int r = 0; r + 1 < K; ++r)
 #pragma unroll
-    for (int i = 0; i < 8; ++i) ring[r][i] = ring[r + 1][i];
+    for (int i = 0; i < 2 * LW; ++i) ring[r][i] = ring[r + 1][i];
   uint32_t left[S::HW], right[S::HW], w[S::NW];
 #pragma unroll
   for (int i = 0; i < S::HW; ++i) {
-    left[i] = __shfl_up_sync(0xffffffffu, cur.v[4 - S::HW + i], 1);
+    left[i] = __shfl_up_sync(0xffffffffu, cur.v[LW - S::HW + i], 1);
     right[i] = __shfl_down_sync(0xffffffffu, cur.v[i], 1);
   }
-  sep_window<S::HW, S::NW>(cur, left, right, lane, w);
-  sep_horizontal<K, C>(w, p, ring[K - 1]);
+  sep_window<LW, S::HW, S::NW>(cur, left, right, lane, w);
+  sep_horizontal<K, C, LW>(w, p, ring[K - 1]);
 }
 
-// At most 256 threads a block; at least 2 blocks per SM at K = 5 (128 registers: 105 at PF = 2,
-// 110 at PF = 4, no spills; bounded to 80 they spill 180 bytes), 3 at K = 3 (80 registers).
-template <int K, int C, int PF>
-__global__ void __launch_bounds__(256, K == 3 ? 3 : 2) convolve_sep(Geometry g, SepParams p) {
-  using S = SepShape<K, C>;
+// At most 256 threads a block; at least 2 blocks per SM at K = 5 (128 registers: RGB 113 at
+// PF = 2, 116 at PF = 4, no spills), 3 at K = 3 (80 registers: 80 at PF = 2). ptxas, sm_90.
+// TIGHT (PARVIS_FILTER_SEP_MINB=1, an experiment): one block more, 3 at K = 5 (80 registers, 156
+// bytes spilled at PF = 2, 36 at PF = 1), 4 at K = 3 (64, 12 bytes spilled): 24 and 32 warps a
+// SM, so 1.5x and 1.33x the rows in flight.
+// LW = 2 (8 bytes a lane): 3 blocks at K = 5 (80 registers), 4 at K = 3 (56); TIGHT one more
+// (64 registers and 28 bytes spilled; 48).
+template <int K, int C, int PF, bool TIGHT = false, int LW = 4>
+__global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (TIGHT ? 1 : 0))
+    convolve_sep(Geometry g, SepParams p) {
+  using S = SepShape<K, C, LW>;
   const int lane = threadIdx.x & 31;
   const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (wid >= p.warps) return;  // whole warps
   const SepWarp sw = sep_warp(g, p, wid);
-  const int x0 = sw.xw + kSepLaneBytes * lane;
+  const int x0 = sw.xw + 4 * LW * lane;
   const int first = sw.ys - S::R, last = sw.ye - 1 + S::R;  // source rows of the strip
-  SepRaw<S::HW> q[PF];
+  SepRaw<LW, S::HW> q[PF];
 #pragma unroll
-  for (int i = 0; i < PF; ++i) q[i] = sep_load<S::HW>(g, first + i, x0, lane, first + i <= last);
-  uint32_t ring[K][8];
+  for (int i = 0; i < PF; ++i) q[i] = sep_load<LW, S::HW>(g, first + i, x0, lane, first + i <= last);
+  for (int i = PF - p.ahead; i < PF; ++i) sep_prefetch(g, p, first + i, x0, sw.xw, lane, last);  // rows PF .. PF + ahead - 1
+  uint32_t ring[K][2 * LW];
 #pragma unroll
-  for (int r = 0; r < K - 1; ++r) sep_step<K, C, PF>(g, p, sw, lane, q, ring, first + r + PF, last);
+  for (int r = 0; r < K - 1; ++r) sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, first + r + PF, last);
 #pragma unroll K
   for (int y = sw.ys; y < sw.ye; ++y) {
-    sep_step<K, C, PF>(g, p, sw, lane, q, ring, y + S::R + PF, last);
-    uint32_t px[4], out[4];
-    sep_centre(g, p, y, x0, px);
-    sep_vertical_finish<K>(ring, p, px, out);
-    if (x0 < g.row_bytes)
-      *reinterpret_cast<uint4*>(g.out + size_t(y) * g.pitch + x0) = make_uint4(out[0], out[1], out[2], out[3]);
+    sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, y + S::R + PF, last);
+    uint32_t px[LW], out[LW];
+    sep_centre<LW>(g, p, y, x0, px);
+    sep_vertical_finish<K, LW>(ring, p, px, out);
+    if (x0 < g.row_bytes) {
+      uint8_t* o = g.out + size_t(y) * g.pitch + x0;
+      if constexpr (LW == 4) {
+        const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
+        if (p.stream_stores) __stcs(reinterpret_cast<uint4*>(o), v);
+        else *reinterpret_cast<uint4*>(o) = v;
+      } else {
+        const uint2 v = make_uint2(out[0], out[1]);
+        if (p.stream_stores) __stcs(reinterpret_cast<uint2*>(o), v);
+        else *reinterpret_cast<uint2*>(o) = v;
+      }
+    }
   }
 }
 #endif
@@ -410,16 +482,56 @@ inline bool sep_params(const Kernel& k, Border border, int channels, const Devic
   return true;
 }
 
-// The grid: warp columns of 512 bytes, strips of `strip_rows` rows; 0 rows = as many strips as
+// The grid: warp columns of 32 lane_bytes bytes, strips of `strip_rows` rows; 0 rows = as many strips as
 // fill `resident_warps` (one wave), at least 8 rows a strip (the (K - 1) / rows re-read).
-inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows, SepParams* p) {
-  p->warps_x = (g.row_bytes + kSepWarpBytes - 1) / kSepWarpBytes;
+inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows, SepParams* p, int lane_bytes = 16) {
+  p->warp_bytes = 32 * lane_bytes;
+  p->warps_x = (g.row_bytes + p->warp_bytes - 1) / p->warp_bytes;
   if (strip_rows <= 0) {
     const long long strips = std::max(1LL, resident_warps / p->warps_x);
     strip_rows = int(std::max(8LL, (g.height + strips - 1) / strips));
   }
   p->strip_rows = std::min(strip_rows, std::max(g.height, 1));
   p->warps = (long long)p->warps_x * ((g.height + p->strip_rows - 1) / p->strip_rows);
+}
+
+// The experiments' switches from the environment (bench/filter_variants.sh times them beside the
+// default; each must give the same bytes): PARVIS_FILTER_SEP_L2PF=D or PARVIS_FILTER_SEP_L1PF=D
+// (prefetch D rows past the loads into L2, or L1, D = 1..64; PARVIS_FILTER_SEP_BULKPF=D: the
+// same into L2 by one cp.async.bulk.prefetch of the warp's bytes, sm_90, else as L2PF; the first
+// of L1PF, BULKPF, L2PF that is > 0 counts),
+// PARVIS_FILTER_SEP_MINB=1 (the TIGHT
+// launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
+// PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
+// should not evict the prefetched rows). False and why on a bad value.
+inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::string* why) {
+  auto num = [](const char* name, int lo, int hi, int* v, std::string* err) {
+    const char* e = std::getenv(name);
+    if (e == nullptr || *e == 0) return true;
+    char* end = nullptr;
+    const long n = std::strtol(e, &end, 10);
+    if (*end != 0 || n < lo || n > hi)
+      return *err = std::string(name) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + e + "'", false;
+    *v = int(n);
+    return true;
+  };
+  // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
+  // both take them; the environment still overrides).
+  int l2 = 0, l1 = 0, bulk = 0;  // rows prefetched ahead: none
+  int minb = 0;                  // the launch bounds of opt.cu's measurements
+  int stcs = 0;                  // plain stores
+  *lane_bytes = 16;
+  if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||
+      !num("PARVIS_FILTER_SEP_BULKPF", 0, 64, &bulk, why) || !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) ||
+      !num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
+    return false;
+  p->stream_stores = stcs == 1;
+  if (*lane_bytes != 8 && *lane_bytes != 16) return *why = "PARVIS_FILTER_SEP_LANE must be 8 or 16", false;
+  // L1PF before BULKPF before L2PF (so that a default D for one still lets the others be timed).
+  p->ahead = l1 > 0 ? l1 : bulk > 0 ? bulk : l2;
+  p->ahead_level = l1 > 0 ? 1 : bulk > 0 ? 3 : 2;
+  *tight = minb == 1;
+  return true;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Runs cuda-opt's separable filter kernel (cuda/filter/opt_sep.cuh, convolve_sep) on the host:
 // the grid of warps of sep_grid, each warp's 32 lanes in lock step through the kernel's steps
 // (sep_load, the shuffles, sep_window, sep_horizontal, the ring, the prefetch
-// queue of PF rows, sep_vertical_finish, the 16-byte stores), on the pitched layout the GPU uses
+// queue of PF rows, sep_vertical_finish, the 16-byte stores, or 8-byte ones with LW = 2 lane words,
+// the L2/L1 prefetch addresses of PARVIS_FILTER_SEP_L2PF and the bulk ranges of _BULKPF: inside the image, each prefetched row
+// one the warp loads later), on the pitched layout the GPU uses
 // (padding filled with 0xA5, so a read of it changes a sum). Every output byte must equal a
 // direct bordered 2-D convolution (border_index, round_clamp) and be written once; no store may
 // leave the row's pitch. Kernels: the bank's separable ones (gaussian: power-of-two finish; box,
@@ -31,34 +33,57 @@ struct Image8 {
   std::vector<int> writes;
 };
 
-// One warp, lane by lane in lock step, as convolve_sep<K, C, PF> runs it.
-template <int K, int C, int PF>
+// One warp, lane by lane in lock step, as convolve_sep<K, C, PF, TIGHT, LW> runs it (TIGHT only
+// changes the launch bounds).
+template <int K, int C, int PF, int LW>
 void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, size_t* bad) {
-  using S = SepShape<K, C>;
+  using S = SepShape<K, C, LW>;
+  constexpr int LB = 4 * LW;
   const SepWarp sw = sep_warp(g, p, wid);
   const int first = sw.ys - S::R, last = sw.ye - 1 + S::R;
-  SepRaw<S::HW> q[32][PF];
-  uint32_t ring[32][K][8] = {};
-  auto x0_of = [&](int lane) { return sw.xw + kSepLaneBytes * lane; };
-  for (int lane = 0; lane < 32; ++lane)
-    for (int i = 0; i < PF; ++i) q[lane][i] = sep_load<S::HW>(g, first + i, x0_of(lane), lane, first + i <= last);
+  SepRaw<LW, S::HW> q[32][PF];
+  uint32_t ring[32][K][2 * LW] = {};
+  auto x0_of = [&](int lane) { return sw.xw + LB * lane; };
+  // sep_prefetch: the address must lie in the image's rows and pitch, and be one of the strip's
+  // source rows (so, a row this lane loads after it, past the PF rows in registers).
+  // The bulk prefetch (level 3): lane 0, the warp's bytes, 16-byte aligned, within the row's pitch.
+  auto prefetch = [&](int y, int lane) {
+    if (p.ahead <= 0) return;
+    uint32_t n = LB;
+    const uint8_t* a = p.ahead_level != 3 ? sep_prefetch_addr(g, y + p.ahead, x0_of(lane), last)
+                       : lane == 0        ? sep_prefetch_bulk(g, p, y + p.ahead, sw.xw, last, &n)
+                                          : nullptr;
+    if (a == nullptr) return;
+    const size_t off = size_t(a - g.in), row = off / g.pitch;
+    if (p.ahead_level == 3 && (n == 0 || n % 16 != 0 || off % 16 != 0 || n < std::min<size_t>(p.warp_bytes, g.row_bytes - sw.xw)) &&
+        (*bad)++ < 5)
+      std::printf("  bulk prefetch of %u bytes at row %zu byte %zu\n", n, row, off % g.pitch);
+    if ((off + n > g.pitch * size_t(g.height) || off % g.pitch + n > g.pitch || int(row) != y + p.ahead ||
+         int(row) > last || int(row) < first + PF) && (*bad)++ < 5)
+      std::printf("  prefetch of row %zu byte %zu outside (rows %d..%d)\n", row, off % g.pitch, first, last);
+  };
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < PF; ++i) q[lane][i] = sep_load<LW, S::HW>(g, first + i, x0_of(lane), lane, first + i <= last);
+    for (int i = PF - p.ahead; i < PF; ++i) prefetch(first + i, lane);
+  }
   auto step = [&](int nxt) {
-    SepRaw<S::HW> cur[32];
+    SepRaw<LW, S::HW> cur[32];
     for (int lane = 0; lane < 32; ++lane) {
       cur[lane] = q[lane][0];
       for (int i = 0; i + 1 < PF; ++i) q[lane][i] = q[lane][i + 1];
-      q[lane][PF - 1] = sep_load<S::HW>(g, nxt, x0_of(lane), lane, nxt <= last);
+      q[lane][PF - 1] = sep_load<LW, S::HW>(g, nxt, x0_of(lane), lane, nxt <= last);
+      prefetch(nxt, lane);
       for (int r = 0; r + 1 < K; ++r)
-        for (int i = 0; i < 8; ++i) ring[lane][r][i] = ring[lane][r + 1][i];
+        for (int i = 0; i < 2 * LW; ++i) ring[lane][r][i] = ring[lane][r + 1][i];
     }
     for (int lane = 0; lane < 32; ++lane) {
       uint32_t left[S::HW], right[S::HW], w[S::NW];
       for (int i = 0; i < S::HW; ++i) {  // __shfl_up/down: lanes 0 and 31 get their own value
-        left[i] = cur[lane > 0 ? lane - 1 : lane].v[4 - S::HW + i];
+        left[i] = cur[lane > 0 ? lane - 1 : lane].v[LW - S::HW + i];
         right[i] = cur[lane < 31 ? lane + 1 : lane].v[i];
       }
-      sep_window<S::HW, S::NW>(cur[lane], left, right, lane, w);
-      sep_horizontal<K, C>(w, p, ring[lane][K - 1]);
+      sep_window<LW, S::HW, S::NW>(cur[lane], left, right, lane, w);
+      sep_horizontal<K, C, LW>(w, p, ring[lane][K - 1]);
     }
   };
   for (int r = 0; r < K - 1; ++r) step(first + r + PF);
@@ -67,12 +92,12 @@ void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, 
     for (int lane = 0; lane < 32; ++lane) {
       const int x0 = x0_of(lane);
       if (x0 >= g.row_bytes) continue;
-      if (size_t(x0) + 16 > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
-      uint32_t px[4], out[4];
-      sep_centre(g, p, y, x0, px);
-      sep_vertical_finish<K>(ring[lane], p, px, out);
-      std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, 16);
-      for (int i = 0; i < 16 && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
+      if (size_t(x0) + LB > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
+      uint32_t px[LW], out[LW];
+      sep_centre<LW>(g, p, y, x0, px);
+      sep_vertical_finish<K, LW>(ring[lane], p, px, out);
+      std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, LB);
+      for (int i = 0; i < LB && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }
   }
 }
@@ -83,6 +108,8 @@ struct Case {
   Border border;
   int pf, strip_rows;         // strip_rows 0: sep_grid's one wave of `resident` warps
   long long resident;
+  int lane_bytes = 16, ahead = 0;  // PARVIS_FILTER_SEP_LANE, _L2PF
+  int level = 2;                   // 3: _BULKPF
 };
 
 // Returns the number of problems (0: every byte right and written once).
@@ -111,13 +138,21 @@ size_t run_case(const Case& c, uint32_t seed) {
     std::printf("  the kernel was refused: %s\n", why.c_str());
     return 1;
   }
-  sep_grid(g, c.resident, c.strip_rows, &p);
+  sep_grid(g, c.resident, c.strip_rows, &p, c.lane_bytes);
+  p.ahead = c.ahead;
+  p.ahead_level = c.level;
   size_t bad = 0;
-  for (long long wid = 0; wid < p.warps; ++wid) switch (c.pf) {
-      case 1: run_warp<K, C, 1>(g, p, wid, im, &bad); break;
-      case 2: run_warp<K, C, 2>(g, p, wid, im, &bad); break;
-      default: run_warp<K, C, 4>(g, p, wid, im, &bad); break;
-    }
+  for (long long wid = 0; wid < p.warps; ++wid)
+    if (c.lane_bytes == 8) switch (c.pf) {
+        case 1: run_warp<K, C, 1, 2>(g, p, wid, im, &bad); break;
+        case 2: run_warp<K, C, 2, 2>(g, p, wid, im, &bad); break;
+        default: run_warp<K, C, 4, 2>(g, p, wid, im, &bad); break;
+      }
+    else switch (c.pf) {
+        case 1: run_warp<K, C, 1, 4>(g, p, wid, im, &bad); break;
+        case 2: run_warp<K, C, 2, 4>(g, p, wid, im, &bad); break;
+        default: run_warp<K, C, 4, 4>(g, p, wid, im, &bad); break;
+      }
   const int R = K / 2;
   for (int y = 0; y < c.height; ++y)
     for (int x = 0; x < g.row_bytes; ++x) {
@@ -136,8 +171,8 @@ size_t run_case(const Case& c, uint32_t seed) {
       if ((want != got || n != 1) && bad++ < 5)
         std::printf("  (%d, %d): got %d, want %d, written %d times\n", x, y, got, want, n);
     }
-  std::printf("%s %dx%dx%d k%d %s pf %d rows %d warps %lld %s: %s\n", c.kernel.name.c_str(), c.width,
-              c.height, C, K, border_name(c.border), c.pf, p.strip_rows, p.warps,
+  std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d (level %d) rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
+              c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, c.level, p.strip_rows, p.warps,
               p.per_byte ? "per-byte" : p.pow2_shift >= 0 ? "pow2" : "magic", bad ? "FAILED" : "ok");
   return bad;
 }
@@ -202,13 +237,23 @@ int main() {
   for (const Kernel& k : kernels)
     for (Border b : borders)
       for (const auto& s : sizes)
-        for (int ch : {1, 3}) run(Case{s[0], s[1], ch, k, b, 1 + int(next(&seed) >> 31) * 3, 0, 7});
+        for (int ch : {1, 3}) {
+          run(Case{s[0], s[1], ch, k, b, 1 + int(next(&seed) >> 31) * 3, 0, 7});
+          // The experiments: 8 bytes a lane (PF 2 or 4, as compiled), the prefetch rows ahead.
+          run(Case{s[0], s[1], ch, k, b, 2 + int(next(&seed) >> 31) * 2, 0, 7, 8, int(next(&seed) >> 30),
+                   2 + int(next(&seed) >> 31)});
+        }
   // Strip boundaries: strips of 7, 8 and 13 rows (not multiples of K) on a larger odd image.
   for (int rows : {7, 8, 13}) run(Case{1027, 769, 3, kernels[1], Border::Zero, 2, rows, 0});
   run(Case{1027, 769, 3, kernels[3], Border::Zero, 1, 0, 3168});
   run(Case{1027, 769, 1, kernels[0], Border::Zero, 4, 0, 3168});
   // The issue's 8K RGB workload on an H100's grid (132 SMs x 16 warps at K = 5, 24 at K = 3).
   run(Case{7680, 4320, 3, kernels[1], Border::Zero, 4, 0, 2112});
+  run(Case{7680, 4320, 3, kernels[1], Border::Zero, 2, 0, 4224, 8, 4});  // LANE=8, L2PF=4, 32 warps/SM
+  run(Case{3840, 2160, 3, kernels[7], Border::Zero, 2, 0, 3168, 16, 8});  // unsharp 5x5, L2PF=8, MINB=1's grid (24 warps/SM)
+  run(Case{1027, 769, 3, kernels[8], Border::Zero, 2, 13, 0, 8, 2});      // edge 3x3, LANE=8
+  run(Case{3840, 2160, 3, kernels[1], Border::Zero, 2, 0, 2112, 16, 6, 3});  // BULKPF=6
+  run(Case{1029, 77, 1, kernels[3], Border::Zero, 4, 0, 0, 8, 5, 3});       // BULKPF=5, LANE=8, grey
   run(Case{7680, 4320, 3, kernels[0], Border::Zero, 4, 0, 3168});
   run(Case{3840, 2160, 3, kernels[3], Border::Zero, 4, 0, 2112});
   run(Case{7680, 4320, 3, kernels[7], Border::Zero, 4, 0, 2112});  // unsharp 5x5: the centre tap

@@ -11,16 +11,17 @@
 # A configuration is NAME=VALUE[+NAME=VALUE...], each NAME meaning PARVIS_FILTER_SEP_NAME:
 #   L2PF=D / L1PF=D  each lane prefetches its bytes of the row D rows past its loads into L2 / L1
 #   BULKPF=D         the same into L2 by lane 0, one cp.async.bulk.prefetch of the warp's bytes (sm_90)
-#   MINB=1           one more block a SM (launch bounds: 5x5 80 registers, 3x3 64)
+#   MINB=0|1         one more block a SM (launch bounds: 5x5 80 registers, 3x3 64; the default 1)
 #   LANE=8           8 bytes a lane instead of 16 (PF 2 or 4)
 #   STCS=1           the output stored evict-first (st.global.cs)
-#   PF=1|2|4 ROWS=N  rows loaded ahead into registers, rows a strip (the earlier experiments)
+#   PF=1|2|4 ROWS=N  rows loaded ahead into registers (default 1), rows a strip
 # REF=FILE: auto's bench output to compare with (else auto runs here first).
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 1
 BIN=${BIN:-bin}
 SECONDS_PER=${SECONDS_PER:-0.3}
-CONFIGS=${SEP_EXPERIMENTS:-"- L2PF=4 L2PF=8 BULKPF=4 BULKPF=8 L2PF=4+STCS=1 L1PF=4 MINB=1 MINB=1+PF=1 MINB=1+L2PF=4 LANE=8 LANE=8+L2PF=4 LANE=8+MINB=1+L2PF=4"}
+# The defaults are MINB=1 PF=1 (measured best, 2026-11-24); MINB=0+PF=2 is sep as first written.
+CONFIGS=${SEP_EXPERIMENTS:-"- PF=2 L2PF=4 L1PF=4 STCS=1 MINB=0+PF=2 MINB=0+PF=2+L2PF=4 MINB=0+PF=2+BULKPF=4 MINB=0+PF=2+L1PF=4 MINB=0+PF=2+LANE=8+L2PF=4"}
 [ -x "$BIN/cuda-opt" ] || { echo "filter_sep_experiments: $BIN/cuda-opt not built" >&2; exit 1; }
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 common=(--res 7680x4320,3840x2160 --border zero --seconds "$SECONDS_PER" --max-reps 200 --kernel gaussian,box,unsharp

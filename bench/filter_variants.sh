@@ -4,7 +4,7 @@
 # workloads: 7680x4320 and 3840x2160 RGB, zero border, gaussian, box and unsharp at 3x3 and 5x5,
 # image already on the GPU (compute only, median of the repetitions). Then the block-size sweep of
 # every variant on gaussian5 at both resolutions (SWEEP=none skips it), and, when sep is among the
-# variants, sep's source rows loaded ahead (SEP_PF, default 4; 2 is sep's own) x rows per strip (SEP_ROWS,
+# variants, sep's source rows loaded ahead (SEP_PF, default 2; 1 is sep's own, with one block more a SM) x rows per strip (SEP_ROWS,
 # default 0 = one wave) and bench/filter_sep_experiments.sh (sep's experiment switches beside auto;
 # SEP_EXPERIMENTS=none skips it, or lists the configurations). Prints one table row per workload: the median
 # microseconds of each variant and whether every variant produced the same bytes (FNV checksums
@@ -61,7 +61,7 @@ if [[ " ${variants[*]} " == *" sep "* ]]; then
   echo
   ref=$tmp/auto.txt; [ -f "$ref" ] || ref=$tmp/sep.txt  # the bytes to agree with
   echo "sep: rows loaded ahead (pf) x rows per strip (0 = one wave of resident warps), us; bytes against auto:"
-  for pf in ${SEP_PF:-4}; do
+  for pf in ${SEP_PF:-2}; do
     for rows in ${SEP_ROWS:-0}; do
       PARVIS_FILTER_SEP_PF=$pf PARVIS_FILTER_SEP_ROWS=$([ "$rows" = 0 ] || echo "$rows") \
         "$BIN/cuda-opt" bench filter "${common[@]}" --kernel gaussian,box --size 3,5 --variant sep --sweep none \

@@ -52,8 +52,9 @@
 //    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
 //    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
 //    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
-//    (it is: H100, zero border, 8K RGB gaussian 5x5 129 us vs 145 for MMA, 3x3 96 vs 122, 4K 5x5
-//    41 vs 66, unsharp 5x5 158 vs 223; bench/README.md "Convolution filters", GPU).
+//    (it is: H100, zero border, 8K RGB gaussian 5x5 120 us vs 148 for MMA, 3x3 92 vs 124, 4K 5x5
+//    40 vs 67, unsharp 5x5 151 vs 224, with one block more a SM and one row ahead; bench/README.md
+//    "Convolution filters", GPU).
 //
 // MMA path on an H100: 8K RGB 5x5 145 us, 3x3 122 us against a 66 us floor, once the units away
 // from the borders issue all their row loads together and the one-plane kernel is bounded to 64
@@ -243,7 +244,7 @@ struct Filter {
   int min_blocks = 0;  // 4: the launch-bounded kernel (the default on one plane, 8 rows)
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
   SepParams sep{};            // Sep: taps, finish, strips
-  int sep_pf = 2;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
+  int sep_pf = 1;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
   bool sep_tight = false;     // Sep: the TIGHT launch bounds (PARVIS_FILTER_SEP_MINB=1)
   int sep_lane = 16;          // Sep: bytes a lane (PARVIS_FILTER_SEP_LANE=8|16)
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid

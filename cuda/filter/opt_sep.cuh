@@ -517,8 +517,12 @@ inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::str
   };
   // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
   // both take them; the environment still overrides).
+  // Measured (H100, 2026-11-24, bench/filter_sep_experiments.sh): one more block a SM with one row
+  // loaded ahead (MINB=1 with opt.cu's sep_pf = 1) was the best on 10 of the 12 workloads (8K
+  // gaussian 5x5 119.6 us vs 132.4, 3x3 91.8 vs 97.8, 4K 5x5 39.6 vs 41.9); the prefetches gained
+  // less (L2PF=4: 120.9, 92.4) and did not combine with it (MINB=1+L2PF=4: 156.4 at PF 2).
   int l2 = 0, l1 = 0, bulk = 0;  // rows prefetched ahead: none
-  int minb = 0;                  // the launch bounds of opt.cu's measurements
+  int minb = 1;                  // one block more a SM (5x5: 80 registers, a few spilled)
   int stcs = 0;                  // plain stores
   *lane_bytes = 16;
   if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||

@@ -14,7 +14,7 @@
 #      sizes, custom kernels reaching every path) of both versions and of each of OPT_VARIANTS,
 #      memcheck on the 131x67 gaussian5, box3 and unsharp5 cases with sep; every filter case and
 #      memcheck on the 131x67 gaussian5 and unsharp5 cases with sep's experiment switches
-#      (PARVIS_FILTER_SEP_LANE=8 + _L2PF=4 + _STCS=1, _MINB=1 + _BULKPF=3; _L1PF=2 on filter-c);
+#      (PARVIS_FILTER_SEP_MINB=0 + _PF=2 + _LANE=8 + _L2PF=4 + _STCS=1, _BULKPF=3; _L1PF=2 on filter-c);
 #      the runs of 1 and 2 go side by side (separate WORK folders), after the test data is made;
 #   3. the host emulations of the smem kernel's data movement (tests/cuda/filter_smem_emulate.cu)
 #      and of the sep kernel's lanes (tests/cuda/filter_sep_emulate.cu, ~30 s);
@@ -58,7 +58,7 @@ if [[ " $OPT_VARIANTS " == *" sep "* ]]; then
   # sep's experiment switches (opt_sep.cuh sep_experiments; bench/filter_sep_experiments.sh times
   # them): every filter case against seq, and memcheck on the 131x67 cases, with 8 bytes a lane
   # and the L2 prefetch, and with the tighter launch bounds and the L1 prefetch.
-  for x in LANE=8+L2PF=4+STCS=1 MINB=1+BULKPF=3; do
+  for x in MINB=0+PF=2+LANE=8+L2PF=4+STCS=1 BULKPF=3; do
     IFS=+ read -ra kv <<<"$x"; xe=(); for a in "${kv[@]}"; do xe+=("PARVIS_FILTER_SEP_$a"); done
     tag=sep-$(echo "${x//[=+]/}" | tr 'A-Z' 'a-z')
     gpu_test "test-filter-opt-$tag" PARVIS_FILTER_VARIANT=sep "${xe[@]}" -- seq cuda-opt --only filter & pids+=($!)

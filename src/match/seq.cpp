@@ -22,7 +22,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
   out->reset(new Matcher{gray_template, params, nullptr});
-  if (params.method == Method::FFT) PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft));  // SSD, NCC
+  if (params.method == Method::FFT)  // SSD, NCC
+    PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft, params.source_cache));
   return Status::Ok();
 }
 

@@ -52,7 +52,7 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
   kernels::prepare_template(gray_template, &m->tpl);
   m->tsums = template_sums(gray_template);
   if (params.metric != Metric::SAD && params.method != Method::Direct) {  // SSD, NCC
-    if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft));
+    if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft, params.source_cache));
     else if (params.method == Method::FFT) return fft::unavailable();
   }
   *out = std::move(m);

@@ -62,50 +62,37 @@ run() {  # out-file args...
   "$EXE" match "$@" >"$out" 2>"$out.err"
 }
 
-# templates NAME SOURCE "T1 T2 ..." [options...]: the batch against each single call.
-templates() {
-  local name=$1 src=$2 tpls=$3; shift 3
-  local dir=$WORK/$name i=0 n t; mkdir -p "$dir"
-  read -r -a ts <<<"$tpls"; n=${#ts[@]}
-  run "$dir/batch.txt" "$src" "${ts[@]}" "$@" || { fail "$name: batch exited $?: $(head -n1 "$dir/batch.txt.err")"; return; }
-  run "$dir/batch.json" "$src" "${ts[@]}" "$@" --json || { fail "$name: batch --json exited $?"; return; }
+# batch MODE NAME FIXED "ARGS" "ITEMS" [options...]: one batch against each single call.
+#   templates: `match FIXED ARGS...` (FIXED the source, ITEMS = ARGS the templates);
+#   sources:   `match --template FIXED --sources ARGS...` (ITEMS: the sources it must visit, in
+#              order; the JSON run puts the options first, then the positional arguments).
+batch() {
+  local mode=$1 name=$2 fixed=$3 args=$4 expanded=$5; shift 5
+  local dir=$WORK/$name i=0 n x src tpl items="" cmd
+  mkdir -p "$dir"
+  read -r -a as <<<"$args"; read -r -a xs <<<"$expanded"; n=${#xs[@]}
+  if [ "$mode" = templates ]; then
+    run "$dir/batch.txt" "$fixed" "${as[@]}" "$@" && run "$dir/batch.json" "$fixed" "${as[@]}" "$@" --json
+  else
+    run "$dir/batch.txt" --template "$fixed" --sources "${as[@]}" "$@" &&
+      run "$dir/batch.json" "${as[@]}" "$@" --json --sources --template "$fixed"
+  fi || { fail "$name: batch exited $?: $(cat "$dir"/batch.*.err | head -n1)"; return; }
   : >"$dir/want.txt"
-  local items=""
-  for t in "${ts[@]}"; do
+  for x in "${xs[@]}"; do
     i=$((i + 1))
-    run "$dir/one$i.txt" "$src" "$t" "$@" || { fail "$name: single $t exited $?: $(head -n1 "$dir/one$i.txt.err")"; return; }
-    run "$dir/one$i.json" "$src" "$t" "$@" --json || { fail "$name: single $t --json exited $?"; return; }
-    { echo "item $i/$n: source $src template $t"; cat "$dir/one$i.txt"; } >>"$dir/want.txt"
-    items+="${items:+, }$(head -c -2 "$dir/one$i.json"), \"source_file\": \"$src\", \"template_file\": \"$t\"}"
+    if [ "$mode" = templates ]; then src=$fixed tpl=$x; else src=$x tpl=$fixed; fi
+    run "$dir/one$i.txt" "$src" "$tpl" "$@" && run "$dir/one$i.json" "$src" "$tpl" "$@" --json ||
+      { fail "$name: single $x exited $?: $(cat "$dir/one$i".*.err | head -n1)"; return; }
+    { echo "item $i/$n: source $src template $tpl"; cat "$dir/one$i.txt"; } >>"$dir/want.txt"
+    items+="${items:+, }$(head -c -2 "$dir/one$i.json"), \"source_file\": \"$src\", \"template_file\": \"$tpl\"}"
   done
-  echo "{\"operation\": \"match\", \"batch\": \"templates\", \"count\": $n, \"items\": [$items]}" >"$dir/want.json"
+  echo "{\"operation\": \"match\", \"batch\": \"$mode\", \"count\": $n, \"items\": [$items]}" >"$dir/want.json"
   cmp -s "$dir/batch.txt" "$dir/want.txt" || { fail "$name: text differs from the single calls: $(diff "$dir/want.txt" "$dir/batch.txt" | head -n 4 | tr '\n' ' ')"; return; }
   cmp -s "$dir/batch.json" "$dir/want.json" || { fail "$name: JSON differs from the single calls: $(diff "$dir/want.json" "$dir/batch.json" | head -c 300)"; return; }
-  pass "$name ($n templates)"
+  pass "$name ($n $mode)"
 }
-
-# sources NAME TEMPLATE "S1 DIR ..." EXPANDED [options...]: --sources against each single call;
-# EXPANDED lists the sources the batch must visit, in order.
-sources() {
-  local name=$1 tpl=$2 args=$3 expanded=$4; shift 4
-  local dir=$WORK/$name i=0 n s; mkdir -p "$dir"
-  read -r -a as <<<"$args"; read -r -a ss <<<"$expanded"; n=${#ss[@]}
-  run "$dir/batch.txt" --template "$tpl" --sources "${as[@]}" "$@" || { fail "$name: batch exited $?: $(head -n1 "$dir/batch.txt.err")"; return; }
-  run "$dir/batch.json" "${as[@]}" "$@" --json --sources --template "$tpl" || { fail "$name: batch --json exited $?"; return; }
-  : >"$dir/want.txt"
-  local items=""
-  for s in "${ss[@]}"; do
-    i=$((i + 1))
-    run "$dir/one$i.txt" "$s" "$tpl" "$@" || { fail "$name: single $s exited $?: $(head -n1 "$dir/one$i.txt.err")"; return; }
-    run "$dir/one$i.json" "$s" "$tpl" "$@" --json || { fail "$name: single $s --json exited $?"; return; }
-    { echo "item $i/$n: source $s template $tpl"; cat "$dir/one$i.txt"; } >>"$dir/want.txt"
-    items+="${items:+, }$(head -c -2 "$dir/one$i.json"), \"source_file\": \"$s\", \"template_file\": \"$tpl\"}"
-  done
-  echo "{\"operation\": \"match\", \"batch\": \"sources\", \"count\": $n, \"items\": [$items]}" >"$dir/want.json"
-  cmp -s "$dir/batch.txt" "$dir/want.txt" || { fail "$name: text differs from the single calls: $(diff "$dir/want.txt" "$dir/batch.txt" | head -n 4 | tr '\n' ' ')"; return; }
-  cmp -s "$dir/batch.json" "$dir/want.json" || { fail "$name: JSON differs from the single calls: $(diff "$dir/want.json" "$dir/batch.json" | head -c 300)"; return; }
-  pass "$name ($n sources)"
-}
+templates() { batch templates "$1" "$2" "$3" "$3" "${@:4}"; }
+sources() { batch sources "$1" "$2" "$3" "${@:4}"; }
 
 NT="$T/t37x23.bmp $T/t31x17.bmp $T/t64x64.bmp $T/t1x1.bmp $T/t1x41.bmp"
 templates tpl-auto "$N" "$NT" --top 3

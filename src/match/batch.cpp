@@ -192,11 +192,11 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       s = match::matcher_create(gray_tpls[i], params, &matcher);
       if (s.ok()) {
         const int made = cache.made, reused = cache.reused;
-        s = match_cli::run_item(req, source, gray_source, gray_tpls[i], matcher.get(), &item);
+        s = about(item.template_path,
+                  match_cli::run_item(req, source, gray_source, gray_tpls[i], matcher.get(), &item));
         if (s.ok() && cache.reused > reused) item.res.explain += "; batch: the source's transform reused";
         else if (s.ok() && cache.made > made) item.res.explain += "; batch: the source's transform made (kept for the next templates)";
       }
-      s = about(item.template_path, s);
       if (s.ok()) s = map_file(req, item, i, n, &files);
       groups[i] = match_cli::outlined(req, item);
       colors[i] = match_cli::item_color(i);

@@ -331,11 +331,11 @@ int cli_match(int argc, char** argv) {
       "image files in name order (the template prepared once per source size). Options apply to\n"
       "every item; the text gives a line 'item I/N: source S template T' before each item's\n"
       "lines, --json one object with an \"items\" array of the single calls' objects. --out: one\n"
-      "picture with every template's matches (template I in colour I: red, green, blue, yellow,\n"
-      "magenta, cyan, orange, violet), and with --sources one picture per source; --map: one\n"
-      "map per item. Several outputs are named NAME-I.EXT (I = 1..N). The first item that\n"
-      "fails (unreadable file, template larger than the source) stops the batch with one error\n"
-      "line naming the file: nothing is printed or written.");
+      "picture of SOURCE with every template's matches (template I in colour I: red, green,\n"
+      "blue, yellow, magenta, cyan, orange, violet); with --sources one picture per source,\n"
+      "NAME-I.EXT (I = 1..N); --map: one map per item, NAME-I.npy. The first item that fails\n"
+      "(unreadable file, template larger than the source) stops the batch with one error line\n"
+      "naming the file: nothing is printed or written.");
   args.option("--metric", &metric_text, "ssd|sad|ncc|ccorr-normed", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
               "direct sums, or ΣI·T through FFT cross-correlation: ssd, ncc, ccorr-normed "

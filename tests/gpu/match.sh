@@ -8,8 +8,11 @@
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
+#   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
+#   tests/match_batch.sh per version: every batch equals its single calls; memcheck on them in 2)
 #   4. cuda-opt's upload modes (PARVIS_UPLOAD=whole|chunked|direct|register): the matchcuda cases
 #      under each, memcheck under chunked, and each mode's upload time (bench-upload.txt)
+#   5. bench/run_match_batch.sh: 8 templates / 8 sources in one call against 8 calls
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -52,3 +55,8 @@ for mode in whole chunked direct register; do
   done
 done
 echo "upload modes: exit $? (see $LOG/bench-upload.txt)"
+
+# Batches (issue 14): one process, one context, against the same work as separate calls.
+VERSIONS="cuda-naive cuda-opt" bench/run_match_batch.sh 3 >"$LOG/bench-match-batch.txt" 2>&1
+echo "bench match batch: exit $? (see $LOG/bench-match-batch.txt)"
+grep -E 'calls/batch' "$LOG/bench-match-batch.txt"

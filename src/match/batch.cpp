@@ -56,6 +56,10 @@ bool is_image_name(const std::string& name) {
 Status expand_sources(const std::vector<std::string>& args, std::vector<std::string>* out) {
   for (const std::string& a : args) {
     struct stat st;
+    if (a == "-") {  // stdin, as in a single call
+      out->push_back(a);
+      continue;
+    }
     if (::stat(a.c_str(), &st) != 0) return Status::bad_input(a + ": no such file or directory");
     if (!S_ISDIR(st.st_mode)) {
       out->push_back(a);
@@ -143,12 +147,17 @@ Status write_outputs(const std::vector<std::pair<std::string, std::vector<uint8_
   return Status::Ok();
 }
 
-Status map_file(const Request& req, const Item& item, size_t i, size_t n,
+// The item's map as NAME-I.npy when --map asks for it; the map itself is released.
+Status map_file(const Request& req, Item* item, size_t i, size_t n,
                 std::vector<std::pair<std::string, std::vector<uint8_t>>>* files) {
-  if (req.map_path.empty()) return Status::Ok();
-  files->emplace_back(numbered(req.map_path, i, n), std::vector<uint8_t>());
-  return npy_encode(DType::F64, item.res.map.data(),
-                    {size_t(item.res.map_height), size_t(item.res.map_width)}, &files->back().second);
+  Status s;
+  if (!req.map_path.empty()) {
+    files->emplace_back(numbered(req.map_path, i, n), std::vector<uint8_t>());
+    s = npy_encode(DType::F64, item->res.map.data(),
+                   {size_t(item->res.map_height), size_t(item->res.map_width)}, &files->back().second);
+  }
+  std::vector<double>().swap(item->res.map);  // printing needs only its size: a batch keeps none
+  return s;
 }
 
 }  // namespace
@@ -197,7 +206,7 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
         if (s.ok() && cache.reused > reused) item.res.explain += "; batch: the source's transform reused";
         else if (s.ok() && cache.made > made) item.res.explain += "; batch: the source's transform made (kept for the next templates)";
       }
-      if (s.ok()) s = map_file(req, item, i, n, &files);
+      if (s.ok()) s = map_file(req, &item, i, n, &files);
       groups[i] = match_cli::outlined(req, item);
       colors[i] = match_cli::item_color(i);
     }
@@ -234,7 +243,7 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
         item.res.explain += "; batch: the template prepared for " + std::to_string(source.width) + "x" +
                             std::to_string(source.height) + " sources, run " + std::to_string(runs) +
                             " at this size";
-      if (s.ok()) s = map_file(req, item, i, n, &files);
+      if (s.ok()) s = map_file(req, &item, i, n, &files);
       if (s.ok() && !req.out_path.empty()) {
         files.emplace_back(numbered(req.out_path, i, n), std::vector<uint8_t>());
         s = image_encode(match_cli::annotate(source, {match_cli::outlined(req, item)}, {match_cli::item_color(0)}),

@@ -47,6 +47,38 @@ __device__ __forceinline__ T warp_min(T v) {
   return v;
 }
 
+// Reduce-scatter over the 32 lanes of N values a lane (N a power of two, at most 32): afterwards
+// v[0] of lane l holds the sum over all lanes of their v[warp_scatter_row<N>(l)]. Each step halves
+// the values a lane keeps and swaps the other half with the lane `off` away (N - 1 shuffles in
+// all, against 5 N for N separate warp sums); lanes left holding the same row then add up.
+template <int N>
+__device__ __forceinline__ int warp_scatter_row(int lane) {
+  int row = 0;
+#pragma unroll
+  for (int keep = N / 2, off = kWarp / 2; keep >= 1; keep >>= 1, off >>= 1)
+    if (lane & off) row += keep;
+  return row;
+}
+template <int N>
+__device__ __forceinline__ uint32_t warp_reduce_scatter(uint32_t (&v)[N]) {
+  static_assert(N >= 1 && N <= kWarp && (N & (N - 1)) == 0, "N: a power of two up to 32");
+  const int lane = threadIdx.x & (kWarp - 1);
+  int off = kWarp / 2;
+#pragma unroll
+  for (int keep = N / 2; keep >= 1; keep >>= 1, off >>= 1) {
+    const bool upper = lane & off;
+#pragma unroll
+    for (int k = 0; k < keep; ++k) {
+      const uint32_t send = upper ? v[k] : v[k + keep];
+      const uint32_t mine = upper ? v[k + keep] : v[k];
+      v[k] = mine + __shfl_xor_sync(kFullMask, send, off);
+    }
+  }
+#pragma unroll
+  for (; off >= 1; off >>= 1) v[0] += __shfl_xor_sync(kFullMask, v[0], off);
+  return v[0];
+}
+
 // ---- block level -----------------------------------------------------------------------------
 // Scratch for the block-level functions: one slot per warp (at most 32 warps).
 template <typename T>

@@ -1005,6 +1005,10 @@ const char kUsage[] =
     "                                a capsule line (template: a filled capsule, exact match)\n"
     "                                or a natural-looking aerial view (template cut from it,\n"
     "                                default 479x432 where it fits); prints where it was cut\n"
+    "  parvis-gen mask WxH SHAPE OUT [--seed S] [--on V]   a grey template-matching mask:\n"
+    "                                V (default 255) where a pixel counts, 0 elsewhere; SHAPE\n"
+    "                                full, ring, disc, holes (random, ~1/3 out), dot (the\n"
+    "                                centre pixel), corner (the top-left pixel), checker, zero\n"
     "  parvis-gen line WxH OUT.y4m [--frames N] [--scale N] [--speed PX] [--seed S]\n"
     "                  [--chroma 420|422|444|mono] [--range full|limited]\n"
     "                  [--template TPL_OUT] [--truth CSV_OUT]\n"
@@ -1092,6 +1096,46 @@ int cmd_noise(int argc, char** argv) {
   bool help = false;
   if (int rc = parse_gen_args(argc, argv, false, &a, &help); rc != kExitOk || help) return rc;
   Status s = image_write(a.out, noise_image(a.w, a.h, a.gray ? 1 : 3, uint64_t(a.seed)));
+  if (!s.ok()) die(s);
+  return kExitOk;
+}
+
+// parvis-gen mask WxH SHAPE OUT [--seed S] [--on V]: integer geometry only (squared radii).
+int cmd_mask(int argc, char** argv) {
+  if (argc < 5) return usage_error("mask takes WxH SHAPE OUT [--seed S] [--on V]");
+  int w = 0, h = 0;
+  Status s = parse_size(argv[2], &w, &h);
+  if (!s.ok()) return usage_error(s.message);
+  const std::string shape = argv[3], out = argv[4];
+  int64_t seed = 1, on = 255;
+  for (int i = 5; i < argc; i += 2) {
+    const std::string opt = argv[i];
+    if (i + 1 >= argc) return usage_error(opt + " needs a value");
+    if (opt == "--seed") s = parse_int(argv[i + 1], 0, INT64_MAX, &seed);
+    else if (opt == "--on") s = parse_int(argv[i + 1], 1, 255, &on);
+    else return usage_error("unknown option '" + opt + "'");
+    if (!s.ok()) return usage_error(opt + ": " + s.message);
+  }
+  Image m = alloc_or_die(w, h, 1);
+  // Twice the offset from the centre, so that even sizes stay symmetric in integers.
+  const int64_t r_out = int64_t(std::min(w, h)) * int64_t(std::min(w, h));  // (2r)^2, r = min/2
+  Rng rng{uint64_t(seed)};
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int64_t dx = 2 * int64_t(x) + 1 - w, dy = 2 * int64_t(y) + 1 - h, d2 = dx * dx + dy * dy;
+      bool c;
+      if (shape == "full") c = true;
+      else if (shape == "zero") c = false;
+      else if (shape == "disc") c = d2 <= r_out;
+      else if (shape == "ring") c = d2 <= r_out && 4 * d2 >= r_out;  // radii r/2 .. r
+      else if (shape == "holes") c = rng.next() % 3 != 0;
+      else if (shape == "dot") c = x == w / 2 && y == h / 2;
+      else if (shape == "corner") c = x == 0 && y == 0;
+      else if (shape == "checker") c = ((x / 3) + (y / 3)) % 2 == 0;
+      else return usage_error("unknown mask shape '" + shape + "' (full, ring, disc, holes, dot, corner, checker, zero)");
+      m.row(y)[x] = c ? uint8_t(on) : 0;
+    }
+  s = image_write(out, m);
   if (!s.ok()) die(s);
   return kExitOk;
 }
@@ -1221,5 +1265,6 @@ int main(int argc, char** argv) {
   if (cmd == "noise") return cmd_noise(argc, argv);
   if (cmd == "scene") return cmd_scene(argc, argv);
   if (cmd == "line") return cmd_line(argc, argv);
+  if (cmd == "mask") return cmd_mask(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }

@@ -49,6 +49,7 @@ const BenchEntry kBenches[] = {
     {"filter", bench_filter},
     {"video", bench_video},
     {"integral", bench_integral},
+    {"upload", bench_upload},
 };
 
 int run_bench(int argc, char** argv) {  // argv[0] = "bench"

@@ -17,7 +17,6 @@ production-line scene, odd sizes, flat and zero templates):
 Ends with "N passed, N failed, N skipped" (tests/gpu/lib.sh's contract; tests/gpu/match.sh
 runs it on the CUDA versions). Exit 0 when all agree, 1 otherwise, 77 when numpy is missing.
 """
-import decimal
 import json
 import os
 import subprocess
@@ -34,9 +33,9 @@ try:
     import cv2
 except ImportError:
     cv2 = None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import match_check_common as common  # noqa: E402
 
-decimal.getcontext().prec = 50
-GEN = "bin/parvis-gen"
 failures = passed = 0
 
 
@@ -47,15 +46,7 @@ def fail(msg):
 
 
 def read_grey(path):
-    """The grey image the tool matches (its own grey: read through `filter identity --gray`)."""
-    out = path + ".grey.pgm"
-    subprocess.run([BINS[0], "filter", path, out, "--kernel", "identity", "--gray"], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(out, "rb") as f:
-        data = f.read()
-    parts = data.split(maxsplit=4)
-    w, h = int(parts[1]), int(parts[2])
-    return np.frombuffer(parts[4][: w * h], dtype=np.uint8).reshape(h, w)
+    return common.read_grey(BINS[0], path)
 
 
 def window_sums(img, th, tw, tpl=None):
@@ -84,22 +75,8 @@ def definition(img, tpl, coeff):
     out = np.zeros(si.shape, np.float64)
     for y in range(si.shape[0]):
         for x in range(si.shape[1]):
-            a, b, c = int(si[y, x]), int(sii[y, x]), int(sit[y, x])
-            if coeff:
-                num, vi, vt = n * c - a * st, n * b - a * a, n * stt - st * st
-                if vt == 0:
-                    out[y, x] = 1.0
-                    continue
-                if vi == 0:
-                    out[y, x] = 0.0
-                    continue
-            else:
-                num, vi, vt = c, b, stt
-                if vi == 0 or vt == 0:
-                    out[y, x] = 0.0
-                    continue
-            r = decimal.Decimal(num) / (decimal.Decimal(vi) * decimal.Decimal(vt)).sqrt()
-            out[y, x] = float(max(min(r, decimal.Decimal(1)), decimal.Decimal(-1)))
+            out[y, x] = common.normed_value(coeff, n, int(si[y, x]), int(sii[y, x]), int(sit[y, x]),
+                                            st, stt)[0]
     return out
 
 
@@ -152,13 +129,7 @@ def check(name, src, tpl, d):
                 fail(f"{label}: {note}")
 
 
-def gen(*args):
-    subprocess.run([GEN, *args], check=True, stdout=subprocess.DEVNULL)
-
-
-def write_pgm(path, a):
-    with open(path, "wb") as f:
-        f.write(b"P5\n%d %d\n255\n" % (a.shape[1], a.shape[0]) + a.astype(np.uint8).tobytes())
+gen, write_pgm = common.gen, common.write_pgm
 
 
 BINS = sys.argv[1:] or ["bin/seq"]

@@ -1,5 +1,5 @@
 // What both CUDA filter versions share: the image pair on the GPU (input and output, rows `pitch`
-// bytes apart), pinned staging on the host, a stream and the events that time each step, the
+// bytes apart), the staged copier to and from the host (cuda/staged_upload.cuh), a stream and the events that time each step, the
 // divisor of the exact finish, and the checks of the prepared filter's arguments.
 #pragma once
 #include <cstring>
@@ -8,6 +8,7 @@
 
 #include "common.cuh"
 #include "filter/filter.hpp"
+#include "staged_upload.cuh"
 
 namespace parvis::filter::cuda_filter {
 
@@ -79,7 +80,10 @@ class DeviceImages {
     pitch_ = (row_bytes_ + pitch_align - 1) & ~(pitch_align - 1);
     PARVIS_TRY(in_.alloc(pitch_ * size_t(height)));
     PARVIS_TRY(out_.alloc(pitch_ * size_t(height)));
-    PARVIS_TRY(staging_.alloc(pitch_ * size_t(height)));
+    cuda::TransferConfig how;
+    PARVIS_TRY(cuda::transfer_config_from_env(&how));
+    PARVIS_TRY(copier_.init(how));
+    PARVIS_TRY(copier_.prepare(row_bytes_, size_t(height), pitch_));  // pinned slots, once per filter
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&ev_[0]));
     CUDA_CHECK(cudaEventCreate(&ev_[1]));
@@ -95,17 +99,21 @@ class DeviceImages {
     return Status::Ok();
   }
 
-  // Host rows -> pinned staging -> GPU. upload_ms: the staging copy plus the transfer.
+  // Host rows -> GPU by the StagedCopier (cuda/staged_upload.cuh, PARVIS_UPLOAD). upload_ms: the
+  // wall time until the copy is done.
   Status upload(const Image& img, Timings* t) {
     PARVIS_TRY(check_shape(img));
     const double h0 = now_ms();
-    for (int y = 0; y < height_; ++y)
-      std::memcpy(staging_.get() + size_t(y) * pitch_, img.row(y), row_bytes_);
-    const double host_ms = now_ms() - h0;
-    float ms = 0;
-    PARVIS_TRY(timed_copy(in_.get(), staging_.get(), cudaMemcpyHostToDevice, &ms));
+    cuda::TransferInfo info;
+    PARVIS_TRY(copier_.to_device(in_.get(), pitch_, img.row(0), img.stride, row_bytes_,
+                                 size_t(height_), stream_, &info));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
     uploaded_ = true;
-    if (t) t->upload_ms = host_ms + double(ms);
+    if (t) {
+      t->upload_ms = now_ms() - h0;
+      t->upload_bytes = double(info.bytes);
+      t->upload_how = info.describe();
+    }
     return Status::Ok();
   }
 
@@ -124,17 +132,15 @@ class DeviceImages {
     return Status::Ok();
   }
 
-  // GPU -> pinned staging -> a new host image. download_ms: the transfer plus the staging copy.
+  // GPU -> a new host image, by the StagedCopier in reverse. download_ms: the wall time.
   Status download(Image* out, Timings* t) {
     if (!computed_) return Status::runtime("filter_download before filter_compute");
     Image img;
     PARVIS_TRY(image_alloc(width_, height_, channels_, &img));
-    float ms = 0;
-    PARVIS_TRY(timed_copy(staging_.get(), out_.get(), cudaMemcpyDeviceToHost, &ms));
     const double h0 = now_ms();
-    for (int y = 0; y < height_; ++y)
-      std::memcpy(img.row(y), staging_.get() + size_t(y) * pitch_, row_bytes_);
-    if (t) t->download_ms = double(ms) + (now_ms() - h0);
+    PARVIS_TRY(copier_.to_host(img.row(0), img.stride, out_.get(), pitch_, row_bytes_,
+                               size_t(height_), stream_));
+    if (t) t->download_ms = now_ms() - h0;
     *out = std::move(img);
     return Status::Ok();
   }
@@ -149,20 +155,10 @@ class DeviceImages {
   cudaStream_t stream() const { return stream_; }
 
  private:
-  // The whole pitched image between staging and the GPU, timed with the events.
-  Status timed_copy(void* dst, const void* src, cudaMemcpyKind kind, float* ms) {
-    CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, pitch_ * size_t(height_), kind, stream_));
-    CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
-    CUDA_CHECK(cudaEventSynchronize(ev_[1]));
-    CUDA_CHECK(cudaEventElapsedTime(ms, ev_[0], ev_[1]));
-    return Status::Ok();
-  }
-
   int width_ = 0, height_ = 0, channels_ = 0;
   size_t row_bytes_ = 0, pitch_ = 0;
   DeviceBuffer<uint8_t> in_, out_;
-  PinnedBuffer<uint8_t> staging_;
+  cuda::StagedCopier copier_;  // host <-> GPU (pinned slots, a few host threads)
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ev_[2] = {nullptr, nullptr};
   bool uploaded_ = false, computed_ = false;

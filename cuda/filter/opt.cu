@@ -48,14 +48,17 @@
 // rows 16-byte aligned (pitch), so every word load is aligned; outputs are stored as whole words,
 // the bytes past the row end falling in the pitch padding, which is never copied back.
 //
-// Separable kernels (gaussian, box) need no passes of their own here: with the tensor cores doing
-// the multiply-adds, 25 taps cost as little as 10, and one pass keeps the single read and write of
-// the image that the memory floor assumes.
+// 4. convolve_sep<K, C, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): kernels that are a separable
+//    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
+//    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
+//    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
+//    (it is: H100, zero border, 8K RGB gaussian 5x5 129 us vs 145 for MMA, 3x3 96 vs 122, 4K 5x5
+//    41 vs 66, unsharp 5x5 158 vs 223; bench/README.md "Convolution filters", GPU).
 //
-// Measured on an H100 (bench/README.md "Convolution filters", GPU): 8K RGB 5x5 147 us, 3x3 121 us
-// against a 66 us floor, once the units away from the borders issue all their row loads together
-// and the one-plane kernel is bounded to 64 registers (4 blocks per SM: latency-bound, not
-// bandwidth- or MMA-bound — Nsight Compute: DRAM 29 %, SM 39 % at 3 blocks).
+// MMA path on an H100: 8K RGB 5x5 145 us, 3x3 122 us against a 66 us floor, once the units away
+// from the borders issue all their row loads together and the one-plane kernel is bounded to 64
+// registers (4 blocks per SM: latency-bound, not bandwidth- or MMA-bound — Nsight Compute: DRAM
+// 29 %, SM 39 % at 3 blocks).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -64,6 +67,7 @@
 #include "filter/device_image.cuh"
 #include "filter/opt_common.cuh"
 #include "filter/opt_prefetch.cuh"
+#include "filter/opt_sep.cuh"
 #include "filter/opt_smem.cuh"
 
 namespace parvis::filter {
@@ -220,9 +224,14 @@ uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
 
 }  // namespace
 
-std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch"}; }
+std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch", "sep"}; }
 
-enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct };
+// Whether "auto" takes the separable kernel (opt_sep.cuh) where it applies, as "sep" does: the
+// one line to change once the H100 has measured it (bench/filter_variants.sh auto sep); and
+// whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: per-byte finish).
+constexpr bool kSepByDefault = true, kSepPerByteByDefault = true;
+
+enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct, Sep };
 
 struct Filter {
   uint64_t id = 0;
@@ -233,6 +242,8 @@ struct Filter {
   int planes = 1, chunks = 1, rows_per_unit = 1;
   int min_blocks = 0;  // 4: the launch-bounded kernel (the default on one plane, 8 rows)
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
+  SepParams sep{};            // Sep: taps, finish, strips
+  int sep_pf = 2;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;
@@ -244,6 +255,18 @@ struct Filter {
 void FilterDeleter::operator()(Filter* f) const { delete f; }
 
 namespace {
+template <int PF, typename Visit>
+Status with_sep_kernel_pf(const Filter& f, Visit visit) {
+  if (f.geo.channels == 1)
+    return f.geo.size == 3 ? visit(&convolve_sep<3, 1, PF>) : visit(&convolve_sep<5, 1, PF>);
+  return f.geo.size == 3 ? visit(&convolve_sep<3, 3, PF>) : visit(&convolve_sep<5, 3, PF>);
+}
+template <typename Visit>
+Status with_sep_kernel(const Filter& f, Visit visit) {
+  if (f.sep_pf == 1) return with_sep_kernel_pf<1>(f, visit);
+  return f.sep_pf == 4 ? with_sep_kernel_pf<4>(f, visit) : with_sep_kernel_pf<2>(f, visit);
+}
+
 // Calls visit(kernel function) with the kernel the filter's path runs.
 template <typename Visit>
 Status with_kernel(const Filter& f, Visit visit) {
@@ -268,6 +291,8 @@ Status with_kernel(const Filter& f, Visit visit) {
       return visit(&convolve_mma_any);
     case OptPath::Direct:
       return visit(&convolve_direct);
+    case OptPath::Sep:
+      return with_sep_kernel(f, visit);
   }
   return Status::runtime("filter: unknown path");
 }
@@ -331,6 +356,24 @@ Status plan_prefetch(Filter* f, int dev) {
   f->persistent_blocks = unsigned(std::min<long long>(needed, (long long)per_sm * sms));
   return Status::Ok();
 }
+
+// The separable kernel's strips (opt_sep.cuh): one wave of the resident warps unless
+// PARVIS_FILTER_SEP_ROWS=N sets the rows per strip (for the experiments of bench/README.md).
+Status plan_sep(Filter* f, int dev) {
+  int sms = 0, per_sm = 0, rows = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, 0));
+    return Status::Ok();
+  }));
+  if (const char* e = std::getenv("PARVIS_FILTER_SEP_ROWS"); e && *e) {
+    rows = std::atoi(e);
+    if (rows < 1 || rows > 65536)
+      return Status::usage("PARVIS_FILTER_SEP_ROWS must be 1..65536, not '" + std::string(e) + "'");
+  }
+  sep_grid(f->geo, std::max(1LL, (long long)per_sm * sms * (f->threads / 32)), rows, &f->sep);
+  return Status::Ok();
+}
 }  // namespace
 
 Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
@@ -374,7 +417,16 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   f->chunks = (span + kChunk - 1) / kChunk;
 
   const std::string& name = variant_names()[size_t(variant)];
-  bool mma = name != "direct";
+  std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
+  if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
+      sep_params(kernel, border, channels, f->divider, &f->sep, &sep_why) &&
+      (name == "sep" || kSepPerByteByDefault || !f->sep.per_byte)) {
+    f->path = OptPath::Sep;
+    if (const char* e = std::getenv("PARVIS_FILTER_SEP_PF")) f->sep_pf = std::atoi(e);
+    if (f->sep_pf != 1 && f->sep_pf != 2 && f->sep_pf != 4)
+      return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
+  }
+  bool mma = name != "direct" && f->path != OptPath::Sep;
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
   else if (!two_planes) f->why = "taps beyond two s8 digit planes (|tap| > 32639)";
   else if (!f->divider.exact) f->why = "a divisor without a 32-bit magic number (>= 2^23)";
@@ -406,7 +458,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
                           cudaMemcpyHostToDevice));
     g.units_x = (g.row_bytes + kUnitBytes - 1) / kUnitBytes;
     g.units = g.units_x * ((height + f->rows_per_unit - 1) / f->rows_per_unit);
-  } else {
+  } else if (f->path != OptPath::Sep) {
     f->path = OptPath::Direct;
   }
   // The block size, capped at what the compiled kernel allows with its registers.
@@ -418,6 +470,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   }));
   if (f->path == OptPath::MmaSmem) PARVIS_TRY(plan_smem(f.get(), dev));
   if (f->path == OptPath::MmaPrefetch) PARVIS_TRY(plan_prefetch(f.get(), dev));
+  if (f->path == OptPath::Sep) PARVIS_TRY(plan_sep(f.get(), dev));
   *out = std::move(f);
   return Status::Ok();
 }
@@ -433,6 +486,7 @@ using FixedFn = void (*)(Geometry, const uint4*, DeviceDivider);
 using AnyFn = void (*)(Geometry, const uint4*, DeviceDivider, int, int);
 using DirectFn = void (*)(Geometry, DeviceDivider);
 using SmemFn = void (*)(Geometry, SmemTiling, const uint4*, DeviceDivider);
+using SepFn = void (*)(Geometry, SepParams);
 
 Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
   const long long n = (work_threads + f.threads - 1) / f.threads;
@@ -456,6 +510,13 @@ Status launch_on(const Filter& f, AnyFn fn, cudaStream_t s) {
 }
 Status launch_on(const Filter& f, SmemFn fn, cudaStream_t s) {
   fn<<<f.persistent_blocks, f.threads, f.smem_bytes, s>>>(f.geo, f.tiling, f.frags.get(), f.divider);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+Status launch_on(const Filter& f, SepFn fn, cudaStream_t s) {
+  unsigned blocks = 0;
+  PARVIS_TRY(grid_for(f, f.sep.warps * 32, &blocks));
+  fn<<<blocks, f.threads, 0, s>>>(f.geo, f.sep);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -506,6 +567,11 @@ std::string filter_describe(const Filter* f) {
       break;
     case OptPath::Direct:
       s = "direct" + (f->why.empty() ? std::string() : " (" + f->why + ")");
+      break;
+    case OptPath::Sep:
+      s = "sep k" + std::to_string(f->geo.size) + " c" + std::to_string(f->geo.channels) + " rows " +
+          std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) + " pf " +
+          std::to_string(f->sep_pf) + (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
       break;
   }
   return s + ", " + std::to_string(f->threads) + " threads";

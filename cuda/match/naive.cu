@@ -28,6 +28,8 @@
 
 #include "common.cuh"
 #include "match/fft_common.cuh"
+#include "match/mask.hpp"
+#include "match/mask_kernels.cuh"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
 
@@ -48,6 +50,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
+  PARVIS_TRY(mask::check(params, gray_template.width, gray_template.height));
   out->reset(new Matcher{gray_template, params});
   return Status::Ok();
 }
@@ -434,6 +437,11 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   out->map_width = map_width_of(gray_source.width, m->tpl.width);
   out->map_height = map_height_of(gray_source.height, m->tpl.height);
   Method method = m->params.method;
+  if (mask::active(m->params)) {  // --mask: the shared exact direct kernel (mask_kernels.cuh)
+    out->explain.assign(method == Method::Auto ? "auto" : method_name(method))
+        .append(": direct (--mask: one thread per position sums the masked window, on the device)");
+    return cuda_mask::run(gray_source, m->tpl, m->params, out);
+  }
   if (is_normed(m->params.metric)) {
     out->explain.assign(method == Method::Auto ? "auto" : method_name(method))
         .append(": direct (cuda-naive sums the normed metrics directly, on the device)");

@@ -39,6 +39,8 @@
 #include <vector>
 
 #include "match/device_source.cuh"
+#include "match/mask.hpp"
+#include "match/mask_kernels.cuh"
 #include "match/opt_matcher.cuh"
 
 namespace parvis::match {
@@ -76,6 +78,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
+  PARVIS_TRY(mask::check(params, gray_template.width, gray_template.height));
   MatcherPtr m(new Matcher);
   m->tpl = gray_template;
   m->params = is_normed(params.metric) ? ssd_params_for_normed(params) : params;
@@ -138,6 +141,9 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
                           cudaMemcpyHostToDevice));
   }
   m->graphs_disabled = env_flag("PARVIS_NO_GRAPH");
+  cuda::TransferConfig upload;
+  PARVIS_TRY(cuda::transfer_config_from_env(&upload));
+  PARVIS_TRY(m->copier.init(upload));
   *out = std::move(m);
   return Status::Ok();
 }
@@ -145,66 +151,19 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
 namespace opt {
 
 // ---- upload: the user's pageable image -> d_src ---------------------------------------------------
-// PARVIS_UPLOAD selects how (measured on the H100 by the coordinator, bench/README.md):
-//   whole    (default) every row into the pinned staging buffer h_src, then one copy;
-//   chunked  the same in chunks of rows (~256 KiB): chunk i's DMA runs while the host copies
-//            chunk i + 1 (each chunk has its own part of h_src: nothing is overwritten in flight);
-//   direct   one cudaMemcpy2DAsync from the pageable image (the driver stages it);
-//   register cudaHostRegister the image's bytes, one cudaMemcpy2DAsync, wait, unregister (the
-//            pinning cost is paid on every call: for measuring it).
-// Rows past W in d_src stay zero in every mode (set once per size; the 2-D copies write W bytes).
-enum class UploadMode { Whole, Chunked, Direct, Register };
-
-UploadMode upload_mode() {
-  const char* v = std::getenv("PARVIS_UPLOAD");
-  if (v && std::strcmp(v, "chunked") == 0) return UploadMode::Chunked;
-  if (v && std::strcmp(v, "direct") == 0) return UploadMode::Direct;
-  if (v && std::strcmp(v, "register") == 0) return UploadMode::Register;
-  return UploadMode::Whole;
-}
-
+// By the matcher's StagedCopier (cuda/staged_upload.cuh: PARVIS_UPLOAD=auto|pageable|staged|
+// register and its knobs, read once in matcher_create; pinned slots allocated per source size).
+// Rows past W in d_src stay zero in every mode (set once per size; the copies write W bytes).
 Status upload_source(Matcher& m, const Image& src) {
   if (m.source_on_device) return Status::Ok();  // matcher_run_device: already there
-  const int W = src.width, H = src.height;
-  const UploadMode mode = upload_mode();
-  if (mode == UploadMode::Direct || mode == UploadMode::Register) {
-    const void* base = src.row(0);
-    const size_t bytes = src.stride * size_t(H - 1) + size_t(W);
-    if (mode == UploadMode::Register)
-      CUDA_CHECK(cudaHostRegister(const_cast<void*>(base), bytes, cudaHostRegisterDefault));
-    const cudaError_t copy = cudaMemcpy2DAsync(m.d_src.get(), m.pitch, base, src.stride, size_t(W),
-                                               size_t(H), cudaMemcpyHostToDevice, m.stream);
-    if (mode == UploadMode::Register) {
-      // The pages must stay pinned until the DMA is done, whatever happened.
-      const cudaError_t done = cudaStreamSynchronize(m.stream);
-      const cudaError_t unreg = cudaHostUnregister(const_cast<void*>(base));
-      CUDA_CHECK(copy);
-      CUDA_CHECK(done);
-      CUDA_CHECK(unreg);
-      return Status::Ok();
-    }
-    CUDA_CHECK(copy);
-    return Status::Ok();
-  }
-  // h_src may still be read by the copies of a run that failed before its final wait (every
-  // run that succeeds ends with one, so this costs nothing then).
-  CUDA_CHECK(cudaStreamSynchronize(m.stream));
-  const int chunk_rows =
-      mode == UploadMode::Chunked ? std::max(1, int((size_t(256) << 10) / m.pitch)) : H;
-  for (int y0 = 0; y0 < H; y0 += chunk_rows) {
-    const int y1 = std::min(H, y0 + chunk_rows);
-    for (int y = y0; y < y1; ++y)
-      std::memcpy(m.h_src.get() + size_t(y) * m.pitch, src.row(y), size_t(W));
-    const size_t off = size_t(y0) * m.pitch;
-    CUDA_CHECK(cudaMemcpyAsync(m.d_src.get() + off, m.h_src.get() + off, m.pitch * (y1 - y0),
-                               cudaMemcpyHostToDevice, m.stream));
-  }
-  return Status::Ok();
+  return m.copier.to_device(m.d_src.get(), m.pitch, src.row(0), src.stride, size_t(src.width),
+                            size_t(src.height), m.stream, &m.upload_info);
 }
 
 // The upload of a timed run, between events 0 and 1 (`upload` false: the source is already on
 // the device, the span is empty).
 Status timed_upload(Matcher& m, const Image& src, bool upload) {
+  m.upload_info = cuda::TransferInfo{};  // bytes 0: no upload to report
   CUDA_CHECK(cudaEventRecord(m.ev[0], m.stream));
   if (upload) PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], m.stream));
@@ -221,6 +180,8 @@ Status elapsed(Matcher& m, Timings* t) {
   t->upload_ms = a;
   t->compute_ms = b;
   t->download_ms = c;
+  t->upload_bytes = double(m.upload_info.bytes);
+  t->upload_how = m.upload_info.describe();
   return Status::Ok();
 }
 
@@ -252,8 +213,7 @@ Status setup_source_size(Matcher& m, int W, int H) {
   m.pitch = (size_t(W) + 16 + 15) / 16 * 16;
   PARVIS_TRY(m.d_src.alloc(m.pitch * H));
   CUDA_CHECK(cudaMemsetAsync(m.d_src.get(), 0, m.pitch * H, m.stream));
-  PARVIS_TRY(m.h_src.alloc(m.pitch * H));
-  std::memset(m.h_src.get(), 0, m.pitch * H);  // the bytes past each row stay zero
+  PARVIS_TRY(m.copier.prepare(size_t(W), size_t(H), m.pitch));  // its pinned slots, once per size
   PARVIS_TRY(m.d_out.alloc(1));
   PARVIS_TRY(m.d_direct_rec.alloc(1));
   for (DeviceOut* rec : {m.d_out.get(), m.d_direct_rec.get()})
@@ -309,11 +269,20 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   reset_result(out);  // filled in place: a video's frames reuse its memory
   out->map_width = m->map_w();
   out->map_height = m->map_h();
+  if (mask::active(m->asked)) {  // --mask: the shared exact direct kernel (mask_kernels.cuh)
+    if (m->source_on_device) return Status::usage("--mask needs the source on the host");
+    out->explain.assign(m->asked.method == Method::Auto ? "auto" : method_name(m->asked.method))
+        .append(": direct (--mask: the masked kernel of mask_kernels.cuh, no masked FFT/NTT yet)");
+    return cuda_mask::run(gray_source, m->tpl, m->asked, out);
+  }
   Method method = m->params.method;
   if (method == Method::Auto)
     method = choose(*m, &out->explain);
   else
     out->explain.assign(method_name(method)).append(", as asked");
+  // The normed metrics on the device (opt_normed.cu); PARVIS_NCC_HOST=1: on the host, as before.
+  if (is_normed(m->asked.metric) && !env_flag("PARVIS_NCC_HOST") && normed_device_fits(*m))
+    return run_normed(*m, gray_source, out);
   if (method == Method::FFT)
     PARVIS_TRY(run_fft(*m, gray_source, out));
   else

@@ -253,6 +253,17 @@ Status enqueue_direct(Matcher& m, DeviceOut* rec, uint32_t* map_out) {
 
 }  // namespace
 
+// The exact map alone, for the normed metrics (opt_normed.cu).
+Status enqueue_ssd_map(Matcher& m, uint32_t* map32, uint64_t* map64) {
+  if (m.direct_fast) return enqueue_direct(m, nullptr, map32);
+  const size_t n = size_t(m.map_w()) * m.map_h();
+  const unsigned grid = unsigned(std::min<size_t>(n, size_t(m.num_sms) * 16));
+  exact_map<<<grid, kRescoreThreads, 0, m.stream>>>(m.d_src.get(), m.pitch, m.d_tpl.get(), m.w,
+                                                    m.h, false, m.map_w(), n, map64);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
 // ---- exact map path (any template): one block per position, host selection ---------------------------
 Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   const size_t n = size_t(m.map_w()) * m.map_h();

@@ -20,6 +20,7 @@
 #include "match/match_common.hpp"
 #include "match/ntt.hpp"
 #include "scan.cuh"
+#include "staged_upload.cuh"
 
 namespace parvis::match {
 
@@ -121,7 +122,8 @@ struct Matcher {
   int W = 0, H = 0;
   size_t pitch = 0;
   DeviceBuffer<uint8_t> d_src;
-  PinnedBuffer<uint8_t> h_src;
+  cuda::StagedCopier copier;       // the user's pageable source -> d_src (PARVIS_UPLOAD)
+  cuda::TransferInfo upload_info;  // how the last upload went
   bool source_on_device = false;  // matcher_run_device: d_src is already written, no upload
   DeviceBuffer<opt::DeviceOut> d_out;         // the FFT / NTT paths' working record
   DeviceBuffer<opt::DeviceOut> d_direct_rec;  // direct_dp4a's, only ever left clean
@@ -148,6 +150,13 @@ struct Matcher {
   ntt::Plan row_plan, col_plan;
   DeviceBuffer<ntt::Const> d_row_tw, d_col_tw;
   DeviceBuffer<uint32_t> d_ntt_rows, d_ntt_spec, d_vsum;
+
+  // The normed metrics on the device (opt_normed.cu), per source size.
+  DeviceBuffer<uint64_t> d_norm_ci, d_norm_cq, d_norm_ssd64, d_norm_keys;
+  DeviceBuffer<uint32_t> d_norm_ssd32;
+  DeviceBuffer<double> d_norm_map;
+  DeviceBuffer<opt::DeviceOut> d_norm_best;
+  PinnedBuffer<opt::DeviceOut> h_norm_best;
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   bool graphs_disabled = false;
@@ -184,6 +193,11 @@ Status fetch_result(Matcher& m, Timings* t, DeviceOut* o);
 int direct_rows(const Matcher& m);
 Status run_direct(Matcher& m, const Image& src, Result* res);
 Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded);
+// The exact SSD map of m.params on the stream: into map32 where direct_fast, else into map64.
+Status enqueue_ssd_map(Matcher& m, uint32_t* map32, uint64_t* map64);
+// opt_normed.cu: NCC / ccorr-normed (m.asked) on the device, from the exact SSD map.
+Status run_normed(Matcher& m, const Image& src, Result* res);
+bool normed_device_fits(const Matcher& m);  // the grids of run_normed hold the map
 // opt_ntt.cu
 bool ntt_eligible(const Matcher& m, std::string* why_not);
 Status run_ntt(Matcher& m, const Image& src, Result* res);

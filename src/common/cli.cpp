@@ -158,6 +158,9 @@ void print_timings(const char* what, double total_ms, const Timings& t) {
                  t.compute_ms, t.download_ms);
   else
     std::fprintf(stderr, " (compute %.3f ms)", t.compute_ms);
+  if (t.upload_bytes > 0 && t.upload_ms > 0)
+    std::fprintf(stderr, " [upload %.0f us, %.2f MB at %.1f GB/s, %s]", t.upload_ms * 1000.0,
+                 t.upload_bytes / 1e6, t.upload_bytes / (t.upload_ms * 1e6), t.upload_how.c_str());
   std::fprintf(stderr, "\n");
 }
 

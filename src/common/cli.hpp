@@ -64,6 +64,10 @@ struct Timings {
   double upload_ms = -1;
   double compute_ms = 0;
   double download_ms = -1;
+  // The upload's bytes and how they went (cuda/staged_upload.cuh), when a version says: the
+  // timing line adds GB/s.
+  double upload_bytes = 0;
+  std::string upload_how;
   // Per-stage GPU times, filled only when asked (match::Params::stage_times): `group` is a row
   // of seed 000's stage table ("integral of the source", "cross-correlation", ...), `name` the
   // kernel or call inside it.

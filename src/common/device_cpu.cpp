@@ -1,6 +1,7 @@
 // CPU versions compute on the host.
 #include <thread>
 
+#include "common/cli.hpp"
 #include "common/gray.hpp"
 #include "common/subcommands.hpp"
 
@@ -9,6 +10,12 @@ namespace parvis {
 Status device_describe(std::string* name) {
   *name = "cpu (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
   return Status::Ok();
+}
+
+// The host link is a CUDA version's (cuda/upload_bench.cu).
+int bench_upload(int, char**) {
+  return report_failure(Status::runtime(std::string("bench upload is not implemented in ") +
+                                        kVersionName + " (CUDA versions only: the host link)"));
 }
 
 Status gray_all_colours(std::vector<uint8_t>* out) {

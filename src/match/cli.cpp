@@ -2,7 +2,7 @@
 //              [--out FILE] [--map FILE.npy] [--top K] [--all --max-score S | --min-score S]
 //              [--min-distance D]
 //              [--color NAME] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R] [--json]
-//              [--explain]
+//              [--explain] [--mask M]
 // ./main match SOURCE TEMPLATE TEMPLATE... | --template TEMPLATE --sources SOURCE|DIR...
 //              (batches: src/match/batch.cpp)
 // Finds the template in the source (on grey, DESIGN.md's formula) — the best match, the K
@@ -22,6 +22,7 @@
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
 #include "match/cli_match.hpp"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 
 #include <unistd.h>
@@ -137,6 +138,14 @@ Image annotate(const Image& source, const std::vector<std::vector<Rect>>& groups
   return img;
 }
 
+Status read_mask(const std::string& path, match::Params* params) {
+  if (path.empty()) return Status::Ok();
+  Image mask_image;
+  PARVIS_TRY(image_read(path, &mask_image));
+  params->mask = to_gray(mask_image);  // grey like the template (mask.hpp)
+  return Status::Ok();
+}
+
 std::vector<Rect> outlined(const Request& req, const Item& item) {
   const size_t n = req.selecting ? item.rects.size() : std::min<size_t>(1, item.rects.size());
   return std::vector<Rect>(item.rects.begin(), item.rects.begin() + std::ptrdiff_t(n));
@@ -149,6 +158,8 @@ Status run_item(const Request& req, const Image& source, const Image& gray_sourc
   item->source_height = source.height;
   item->template_width = gray_tpl.width;
   item->template_height = gray_tpl.height;
+  item->mask_counted =
+      match::mask::active(req.params) ? match::mask::template_sums(gray_tpl, req.params.mask).n : 0;
   match::Result& res = item->res;
   PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
   if (req.selecting)
@@ -161,7 +172,8 @@ Status run_item(const Request& req, const Image& source, const Image& gray_sourc
   item->subs.clear();
   if (req.subpixel)
     for (const match::Position& p : res.best)
-      item->subs.push_back(match::subpixel_fit(gray_source, gray_tpl, req.params.metric, p));
+      item->subs.push_back(
+          match::subpixel_fit(gray_source, gray_tpl, req.params.metric, p, &req.params.mask));
 
   // The colour verdict of each reported match (full when at least full_ratio of its pixels
   // are in range).
@@ -214,6 +226,8 @@ std::string item_output(const Request& req, const Item& item) {
     j.key("method").str(match::method_name(req.params.method));
     j.key("source").begin_object().key("width").num(item.source_width).key("height").num(item.source_height).end_object();
     j.key("template").begin_object().key("width").num(item.template_width).key("height").num(item.template_height).end_object();
+    if (match::mask::active(req.params))
+      j.key("mask").begin_object().key("counted").num(item.mask_counted).end_object();
     if (any) {
       j.key("x").num(best.x);
       j.key("y").num(best.y);
@@ -306,6 +320,7 @@ int cli_match(int argc, char** argv) {
   std::string color_name, hsv_min, hsv_max;
   std::string max_score_text, min_score_text;
   std::string template_path;
+  std::string mask_path;
   int top_k = 1, min_distance = 0;
   double full_ratio = 0.2;
   bool json = false, explain = false, all = false, subpixel = false, sources = false;
@@ -316,6 +331,7 @@ int cli_match(int argc, char** argv) {
       "                    [--top K] [--all --max-score S | --all --min-score S]\n"
       "                    [--min-distance D] [--subpixel]\n"
       "                    [--color blue] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R]\n"
+      "                    [--mask M]\n"
       "Finds TEMPLATE in SOURCE (both made grey) by the exact sum of squared (ssd) or absolute\n"
       "(sad) differences, where the smallest score is best, or by normalized cross-correlation\n"
       "(ncc: OpenCV's TM_CCOEFF_NORMED; ccorr-normed: TM_CCORR_NORMED; from exact integer sums,\n"
@@ -324,7 +340,9 @@ int cli_match(int argc, char** argv) {
       "every position scoring at least as well as S, --min-distance D\n"
       "drops a position within D (in x and y) of a better reported one. With --color, counts\n"
       "the pixels of each reported match inside an HSV range (OpenCV's 8-bit convention:\n"
-      "H 0..179, S and V 0..255) and calls it full or empty.\n"
+      "H 0..179, S and V 0..255) and calls it full or empty. With --mask M (an image of the\n"
+      "template's size, made grey), only the template pixels where M is nonzero count: every\n"
+      "metric sums over them alone (ncc: n = their number), exactly, on every version.\n"
       "Batches (one process; each item's answer is exactly its single call's): several\n"
       "TEMPLATEs against one SOURCE (read, made grey and prepared once; the FFT method reuses\n"
       "its transform), or with --sources one --template against every SOURCE, a DIR meaning its\n"
@@ -335,7 +353,8 @@ int cli_match(int argc, char** argv) {
       "blue, yellow, magenta, cyan, orange, violet); with --sources one picture per source,\n"
       "NAME-I.EXT (I = 1..N); --map: one map per item, NAME-I.npy. The first item that fails\n"
       "(unreadable file, template larger than the source) stops the batch with one error line\n"
-      "naming the file: nothing is printed or written.");
+      "naming the file: nothing is printed or written. A batch with --mask uses the one mask\n"
+      "for every item: every template must have the mask's size (an error otherwise).");
   args.option("--metric", &metric_text, "ssd|sad|ncc|ccorr-normed", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
               "direct sums, or ΣI·T through FFT cross-correlation: ssd, ncc, ccorr-normed "
@@ -359,6 +378,9 @@ int cli_match(int argc, char** argv) {
   args.option("--hsv-max", &hsv_max, "H,S,V", "upper bounds of the range (default blue's 130,255,255)");
   args.option("--full-ratio", &full_ratio, "R",
               "full when at least this fraction is in range (default 0.2)");
+  args.option("--mask", &mask_path, "M",
+              "template-sized image: only pixels where it is nonzero count (ssd, sad, ncc, "
+              "ccorr-normed; every method but fft with sad)");
   args.flag("--json", &json, "print the result as one JSON object");
   args.flag("--explain", &explain, "also say which method ran and why (differs between versions)");
   args.flag("--sources", &sources,
@@ -441,12 +463,19 @@ int cli_match(int argc, char** argv) {
   req.min_score = min_score;
   req.max_rank = max_rank;
   req.threshold_text = threshold_text;
-  if (sources || pos.size() > 2) return match_batch(req, pos, sources, template_path);
+  if (sources || pos.size() > 2) {
+    // A batch: one mask for every item, read before the images (match_batch checks each
+    // template against it before any matching).
+    s = read_mask(mask_path, &params);
+    if (!s.ok()) return report_failure(s);
+    return match_batch(req, pos, sources, template_path);
+  }
 
   const double t0 = now_ms();
   Image source, tpl;
   s = image_read(pos[0], &source);
   if (s.ok()) s = image_read(pos[1], &tpl);
+  if (s.ok()) s = read_mask(mask_path, &params);
   if (!s.ok()) return report_failure(s);
   const Image gray_source = to_gray(source);
   const Image gray_tpl = to_gray(tpl);

@@ -40,6 +40,7 @@ struct Request {
 struct Item {
   std::string source_path, template_path;
   int source_width = 0, source_height = 0, template_width = 0, template_height = 0;
+  uint64_t mask_counted = 0;  // --mask: the template pixels that count (JSON "mask")
   match::Result res;
   std::vector<Rect> rects;  // every reported match
   std::vector<match::Subpixel> subs;
@@ -49,6 +50,10 @@ struct Item {
   int n_full = 0;
   double color_ms = 0, total_ms = 0;
 };
+
+// --mask M: reads M into params->mask, made grey (mask.hpp checks it against a template);
+// nothing when `path` is empty.
+Status read_mask(const std::string& path, match::Params* params);
 
 // Runs `matcher` (made from gray_tpl with req.params) on the source and fills *item: the
 // selection, the sub-pixel fits and the colour verdicts. `source` is the colour image

@@ -27,10 +27,17 @@ namespace parvis::match::kernels {
 Kernels pick_kernels() {
   switch (simd::best_isa()) {
 #if PARVIS_SIMD_X86
-    case simd::Isa::Avx2: return {"avx2", avx2::ssd_at, avx2::sad_at, avx2::ssd_row, avx2::sad_row};
-    case simd::Isa::Sse2: return {"sse2", sse2::ssd_at, sse2::sad_at, sse2::ssd_row, sse2::sad_row};
+    case simd::Isa::Avx2:
+      return {"avx2", avx2::ssd_at, avx2::sad_at, avx2::ssd_row, avx2::sad_row,
+              avx2::ssd_row_masked, avx2::sad_row_masked};
+    case simd::Isa::Sse2:
+      return {"sse2", sse2::ssd_at, sse2::sad_at, sse2::ssd_row, sse2::sad_row,
+              sse2::ssd_row_masked, sse2::sad_row_masked};
 #endif
-    default: return {"scalar", ssd_at_scalar, sad_at_scalar, ssd_row_scalar, sad_row_scalar};
+    // The scalar loops read the mask bytes either way (TemplateRows): one function for both.
+    default:
+      return {"scalar", ssd_at_scalar, sad_at_scalar, ssd_row_scalar, sad_row_scalar,
+              ssd_row_scalar, sad_row_scalar};
   }
 }
 

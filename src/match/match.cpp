@@ -7,6 +7,7 @@
 #include <string>
 
 #include "match/cpu_exec.hpp"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
 
@@ -116,6 +117,8 @@ void reset_result(Result* r) {
   r->timings.upload_ms = fresh.upload_ms;
   r->timings.compute_ms = fresh.compute_ms;
   r->timings.download_ms = fresh.download_ms;
+  r->timings.upload_bytes = fresh.upload_bytes;
+  r->timings.upload_how.clear();
   r->timings.stages.clear();
 }
 
@@ -167,7 +170,8 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
 }
 
 uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x,
-                  int y) {
+                  int y, const Image* mask) {
+  if (mask && !mask->empty()) return mask::rank_at(gray_source, gray_template, *mask, metric, x, y);
   if (is_normed(metric)) {  // the rank key of the normed score, from the exact sums
     const TemplateSums ts = template_sums(gray_template);
     uint64_t si = 0, sii = 0, sit = 0;
@@ -189,7 +193,7 @@ uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric m
 }
 
 Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metric metric,
-                      const Position& p) {
+                      const Position& p, const Image* mask) {
   Subpixel out;
   out.x = p.x;
   out.y = p.y;
@@ -203,7 +207,7 @@ Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metr
   double s[3][3];
   for (int j = -1; j <= 1; ++j)
     for (int i = -1; i <= 1; ++i) {
-      const uint64_t v = score_at(gray_source, gray_template, metric, p.x + i, p.y + j);
+      const uint64_t v = score_at(gray_source, gray_template, metric, p.x + i, p.y + j, mask);
       s[j + 1][i + 1] = is_normed(metric) ? -ncc::score_of_key(v) : double(v);
     }
   double col[3] = {0, 0, 0}, row[3] = {0, 0, 0};

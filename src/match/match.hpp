@@ -41,6 +41,9 @@ struct Params {
   bool stage_times = false;
   // Set by a batch of templates on one source (SourceCache above); null: nothing is kept.
   SourceCache* source_cache = nullptr;
+  // --mask (src/match/mask.hpp): grey, the template's size; a nonzero pixel counts, a 0 is
+  // ignored by every metric. Empty: every pixel counts.
+  Image mask;
 };
 
 // One candidate position: top-left corner of the template in the source.

@@ -142,7 +142,9 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
 // The exact score of the window at (x, y), on the host (scalar loops, as seq): the neighbours
 // of the sub-pixel fit, the same bits whichever version found the match. For the normed
 // metrics its rank key (ncc::key_of of the score).
-uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x, int y);
+// With a `mask` (not empty; mask.hpp) the sums are over its counted pixels.
+uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x, int y,
+                  const Image* mask = nullptr);
 
 // --subpixel: a least-squares quadratic f(i, j) = a + b i + c j + d i^2 + e i j + f j^2 on the
 // exact scores of the 3 x 3 positions around a reported match, and its stationary point
@@ -159,7 +161,7 @@ struct Subpixel {
   bool fitted = false;
 };
 Subpixel subpixel_fit(const Image& gray_source, const Image& gray_template, Metric metric,
-                      const Position& p);
+                      const Position& p, const Image* mask = nullptr);
 
 // Empties a Result for the next run, keeping the memory of its vectors and strings (a video's
 // frames then allocate nothing). matcher_run fills *out in place; after an error its content

@@ -4,6 +4,8 @@
 #include <new>
 
 #include "match/cpu_fft.hpp"
+#include "match/cpu_mask_fft.hpp"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
 
@@ -14,6 +16,8 @@ struct Matcher {
   Params params;
   fft::PlanPtr fft;  // --method fft: plans and template spectrum (cpu_fft.hpp)
   TopK top{1};       // the direct method's K best, kept so that a video's frames reuse it
+  Image masked_tpl;  // --mask with --method fft: T & b, what the FFT correlates (cpu_mask_fft.hpp)
+  std::vector<mask::Run> runs;
 };
 
 void MatcherDeleter::operator()(Matcher* m) const { delete m; }
@@ -21,9 +25,18 @@ void MatcherDeleter::operator()(Matcher* m) const { delete m; }
 Status matcher_create(const Image& gray_template, const Params& params, MatcherPtr* out) {
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
-  out->reset(new Matcher{gray_template, params, nullptr});
+  PARVIS_TRY(mask::check(params, gray_template.width, gray_template.height));
+  out->reset(new Matcher);
+  Matcher& m = **out;
+  m.tpl = gray_template;
+  m.params = params;
+  if (mask::active(params)) {
+    m.masked_tpl = mask::apply(gray_template, mask::binary(params.mask));
+    m.runs = mask::runs_of(params.mask);
+  }
   if (params.method == Method::FFT)  // SSD, NCC
-    PARVIS_TRY(fft::prepare(gray_template, 1, &(*out)->fft, params.source_cache));
+    PARVIS_TRY(fft::prepare(mask::active(params) ? m.masked_tpl : gray_template, 1, &m.fft,
+                            params.source_cache));
   return Status::Ok();
 }
 
@@ -80,6 +93,32 @@ static void score_all_normed(const Image& src, const Image& tpl, Metric metric, 
   }
 }
 
+// --mask: every score from the sums over the counted pixels, by mask.hpp's direct definition.
+static void score_all_masked(const Image& src, const Image& tpl, const Image& mask, Metric metric,
+                             TopK* top, std::vector<double>* map) {
+  const int map_w = map_width_of(src.width, tpl.width);
+  const int map_h = map_height_of(src.height, tpl.height);
+  const TemplateSums ts = mask::template_sums(tpl, mask);
+  for (int y = 0; y < map_h; ++y) {
+    for (int x = 0; x < map_w; ++x) {
+      uint64_t rank;
+      double value;
+      if (metric == Metric::SSD) {
+        rank = mask::cost_at<Metric::SSD>(src, tpl, mask, x, y), value = double(rank);
+      } else if (metric == Metric::SAD) {
+        rank = mask::cost_at<Metric::SAD>(src, tpl, mask, x, y), value = double(rank);
+      } else {
+        uint64_t si, sii, sit;
+        mask::sums_at(src, tpl, mask, x, y, &si, &sii, &sit);
+        value = ncc::score(metric == Metric::NCC, ts.n, si, sii, sit, ts.st, ts.stt);
+        rank = ncc::key_of(value);
+      }
+      top->offer(x, y, rank);
+      if (map) (*map)[size_t(y) * map_w + x] = value;
+    }
+  }
+}
+
 // The direct method.
 static Status match_direct(Matcher& m, const Image& src, Result* res) {
   const int map_w = map_width_of(src.width, m.tpl.width);
@@ -97,7 +136,8 @@ static Status match_direct(Matcher& m, const Image& src, Result* res) {
   if (m.top.k() != size_t(m.params.top_k)) m.top = TopK(m.params.top_k);
   m.top.reset();
   std::vector<double>* map = m.params.want_map ? &res->map : nullptr;
-  if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &m.top, map);
+  if (mask::active(m.params)) score_all_masked(src, m.tpl, m.params.mask, m.params.metric, &m.top, map);
+  else if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &m.top, map);
   else if (m.params.metric == Metric::SAD) score_all<Metric::SAD>(src, m.tpl, &m.top, map);
   else score_all_normed(src, m.tpl, m.params.metric, &m.top, map);
   m.top.sorted_into(&res->best);
@@ -125,6 +165,22 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
       auto rescore = [&](std::vector<Position>* candidates) {
         for (Position& p : *candidates) p.score = window_score<Metric::SSD>(gray_source, m->tpl, p.x, p.y);
       };
+      if (mask::active(m->params)) {  // cpu_mask_fft.hpp: rescore is against T & b, unmasked
+        auto rescore_masked = [&](std::vector<Position>* candidates) {
+          for (Position& p : *candidates)
+            p.score = window_score<Metric::SSD>(gray_source, m->masked_tpl, p.x, p.y);
+        };
+        bool done = false;
+        PARVIS_TRY(mask::fft_run(m->fft.get(), gray_source, m->runs,
+                                 mask::template_sums(m->tpl, m->params.mask), m->tpl.width,
+                                 m->tpl.height, m->params, serial_exec(), rescore_masked, out, &done));
+        if (!done) {
+          out->explain += "; the map is not exact everywhere: the direct method instead";
+          std::vector<double>().swap(out->map);
+          PARVIS_TRY(match_direct(*m, gray_source, out));
+        }
+        break;
+      }
       if (!is_normed(m->params.metric)) {
         PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map,
                             serial_exec(), rescore, out));

@@ -107,9 +107,19 @@ struct TemplateRows {
   // an odd width leaves the last pair's second word 0, and that lane is masked.
   int pairs = 0;
   std::vector<uint32_t> word_pairs;
+  // --mask (mask.hpp): the template above is ANDed with it (an ignored pixel reads 0), and the
+  // masked kernels AND the source with it too, so an ignored pixel adds 0 to every sum. As
+  // bytes 0xFF / 0 (`stride` per row, 0 past w: it covers the tail too; without a mask 0xFF
+  // for every pixel, which the scalar loops use), as 16-bit words 0xFFFF / 0, and per pair
+  // two such words (masked templates only).
+  bool masked = false;
+  std::vector<uint8_t> mask_bytes;
+  std::vector<uint16_t> mask_words;
+  std::vector<uint32_t> mask_pairs;
 };
 
-inline void prepare_template(const Image& gray, TemplateRows* t) {
+// `mask`: none (nullptr), or a grey image of the template's size whose nonzero pixels count.
+inline void prepare_template(const Image& gray, TemplateRows* t, const Image* mask = nullptr) {
   const int w = gray.width, h = gray.height;
   t->w = w;
   t->h = h;
@@ -120,9 +130,19 @@ inline void prepare_template(const Image& gray, TemplateRows* t) {
   t->words.assign(t->stride * size_t(h), 0);
   t->pairs = (w + 1) / 2;
   t->word_pairs.assign(size_t(t->pairs) * size_t(h), 0);
+  t->masked = mask != nullptr;
+  t->mask_bytes.assign(t->stride * size_t(h), 0);
+  t->mask_words.assign(t->masked ? t->stride * size_t(h) : 0, 0);
+  t->mask_pairs.assign(t->masked ? size_t(t->pairs) * size_t(h) : 0, 0);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      const uint8_t v = gray.row(y)[x];
+      const bool counts = !mask || mask->row(y)[x] != 0;
+      t->mask_bytes[size_t(y) * t->stride + size_t(x)] = counts ? 0xFF : 0x00;
+      if (t->masked && counts) {
+        t->mask_words[size_t(y) * t->stride + size_t(x)] = 0xFFFF;
+        t->mask_pairs[size_t(y) * size_t(t->pairs) + size_t(x / 2)] |= uint32_t(0xFFFF) << (16 * (x & 1));
+      }
+      const uint8_t v = counts ? gray.row(y)[x] : 0;
       t->bytes[size_t(y) * t->stride + size_t(x)] = v;
       t->words[size_t(y) * t->stride + size_t(x)] = int16_t(v);
       t->word_pairs[size_t(y) * size_t(t->pairs) + size_t(x / 2)] |= uint32_t(v) << (16 * (x & 1));
@@ -141,6 +161,8 @@ using SsdRowFn = void (*)(const PairedSource& p, const TemplateRows& t, int y, u
 
 // ------------------------------------------------------------------------- scalar
 // The reference loops, as plain as seq's.
+// One position's SSD against the stored template, whole window: on a masked template the
+// unmasked SSD against T & b, as the vector ssd_at (what the masked FFT method re-scores).
 inline uint64_t ssd_at_scalar(const PaddedSource& s, const TemplateRows& t, int x, int y) {
   uint64_t sum = 0;
   for (int j = 0; j < t.h; ++j) {
@@ -154,12 +176,18 @@ inline uint64_t ssd_at_scalar(const PaddedSource& s, const TemplateRows& t, int 
   return sum;
 }
 
+// The rows below: a masked template's ignored pixels read 0 on both sides (mask_bytes is 0xFF
+// everywhere without a mask), one definition for both.
 inline uint64_t sad_at_scalar(const PaddedSource& s, const TemplateRows& t, int x, int y) {
   uint64_t sum = 0;
   for (int j = 0; j < t.h; ++j) {
     const uint8_t* src = s.row(y + j) + x;
     const uint8_t* tpl = t.bytes.data() + size_t(j) * t.stride;
-    for (int i = 0; i < t.w; ++i) sum += uint64_t(src[i] > tpl[i] ? src[i] - tpl[i] : tpl[i] - src[i]);
+    const uint8_t* m = t.mask_bytes.data() + size_t(j) * t.stride;
+    for (int i = 0; i < t.w; ++i) {
+      const uint8_t a = src[i] & m[i];
+      sum += uint64_t(a > tpl[i] ? a - tpl[i] : tpl[i] - a);
+    }
   }
   return sum;
 }
@@ -177,8 +205,9 @@ inline void ssd_row_scalar(const PairedSource& p, const TemplateRows& t, int y, 
     for (int j = 0; j < t.h; ++j) {
       const uint32_t* src = p.row(y + j) + x;
       const uint8_t* tpl = t.bytes.data() + size_t(j) * t.stride;
+      const uint8_t* m = t.mask_bytes.data() + size_t(j) * t.stride;
       for (int i = 0; i < t.w; ++i) {
-        const int d = int(src[i] & 0xFFFF) - int(tpl[i]);
+        const int d = int(src[i] & m[i]) - int(tpl[i]);  // the pixel is the pair's low word
         sum += uint64_t(d * d);
       }
     }
@@ -200,6 +229,11 @@ struct Kernels {
   ScoreAtFn sad_at;
   SsdRowFn ssd_row;    // whole result rows (maps)
   SadRowFn sad_row;
+  // The same for a masked template (TemplateRows::masked): the source ANDed with the mask.
+  // (ssd_at on a masked template is the unmasked SSD against T & b: what the FFT method of
+  // cpu_mask_fft.hpp re-scores.)
+  SsdRowFn ssd_row_masked;
+  SadRowFn sad_row_masked;
 };
 
 // The widest kernels this CPU runs (simd::best_isa(): PARVIS_SIMD=sse2 or =scalar in the

@@ -3,6 +3,7 @@
 // thread; omp.cpp spreads them with `#pragma omp parallel for schedule(static)`.
 // Kernels: simd_kernels.hpp; FFT method: cpu_fft.hpp.
 #pragma once
+#include <algorithm>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "match/cpu_exec.hpp"
 #include "match/cpu_fft.hpp"
+#include "match/cpu_mask_fft.hpp"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 #include "match/simd_kernels.hpp"
 
@@ -29,6 +32,10 @@ struct Matcher {
   std::vector<std::vector<uint64_t>> rows;
   std::vector<FilteredTopK> tops;
   WindowSums window_sums;        // ΣI, ΣI² of the normed metrics
+  // --mask with a normed metric: the mask over a template of zeros, whose masked SAD and SSD
+  // rows are the masked ΣI and ΣI² of each position (|I & m − 0|, (I & m − 0)²).
+  kernels::TemplateRows mask_only;
+  std::vector<mask::Run> runs;  // --mask with the FFT method (cpu_mask_fft.hpp)
 };
 
 namespace cpu {
@@ -46,13 +53,25 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
                      MatcherPtr* out) {
   PARVIS_TRY(check_params(params));
   PARVIS_TRY(check_template(gray_template));
+  PARVIS_TRY(mask::check(params, gray_template.width, gray_template.height));
   MatcherPtr m(new Matcher);
   m->params = params;
   m->threads = exec.workers;
-  kernels::prepare_template(gray_template, &m->tpl);
-  m->tsums = template_sums(gray_template);
+  const Image* mask = mask::active(params) ? &params.mask : nullptr;
+  kernels::prepare_template(gray_template, &m->tpl, mask);
+  m->tsums = mask ? mask::template_sums(gray_template, *mask) : template_sums(gray_template);
+  if (mask && is_normed(params.metric)) {
+    Image zeros = gray_template;
+    std::fill(zeros.pixels.begin(), zeros.pixels.end(), uint8_t(0));
+    kernels::prepare_template(zeros, &m->mask_only, mask);
+  }
   if (params.metric != Metric::SAD && params.method != Method::Direct) {  // SSD, NCC
-    if (fft::available()) PARVIS_TRY(fft::prepare(gray_template, m->threads, &m->fft, params.source_cache));
+    // --mask: the FFT correlates with the masked template (cpu_mask_fft.hpp).
+    if (mask) m->runs = mask::runs_of(*mask);
+    const Image fft_tpl = mask ? mask::apply(gray_template, mask::binary(*mask)) : Image();
+    if (fft::available())
+      PARVIS_TRY(fft::prepare(mask ? fft_tpl : gray_template, m->threads, &m->fft,
+                              params.source_cache));
     else if (params.method == Method::FFT) return fft::unavailable();
   }
   *out = std::move(m);
@@ -73,7 +92,8 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
   }
   const double positions = double(map_width_of(src.width, m.tpl.w)) * map_height_of(src.height, m.tpl.h);
   const double ns = direct_ns_per_pixel(m.k.isa) / (m.threads > 1 ? 0.95 * m.threads : 1.0);
-  const double direct_ms = positions * m.tpl.w * m.tpl.h * ns * 1e-6;
+  // --mask: the normed metrics run three masked rows; the FFT adds R runs per position.
+  const double direct_ms = positions * m.tpl.w * m.tpl.h * ns * 1e-6 * (m.tpl.masked && is_normed(p.metric) ? 3 : 1);
   char buf[320];
   if (!m.fft) {
     *why = "auto chose direct: this build has no FFTW";
@@ -81,13 +101,15 @@ inline Method choose(const Matcher& m, const Image& src, std::string* why) {
   }
   int n0, n1;
   fft::padded_size(src.width, src.height, &n0, &n1);
-  const double fft_ms = fft::estimate_ms(src.width, src.height, m.threads);
+  const double fft_ms = fft::estimate_ms(src.width, src.height, m.threads) +
+                        (m.tpl.masked ? mask::runs_ms(positions, m.runs.size(), m.threads) : 0.0);
   const bool use_fft = fft_ms < direct_ms;
   std::snprintf(buf, sizeof buf,
                 "auto chose %s: direct ~%.3g ms (%.0f positions x %dx%d pixels, %s, %d thread%s) vs "
-                "fft ~%.3g ms (%dx%d FFT)",
+                "fft ~%.3g ms (%dx%d FFT%s)",
                 use_fft ? "fft" : "direct", direct_ms, positions, m.tpl.w, m.tpl.h, m.k.isa, m.threads,
-                m.threads == 1 ? "" : "s", fft_ms, n1, n0);
+                m.threads == 1 ? "" : "s", fft_ms, n1, n0,
+                m.tpl.masked ? (" + " + std::to_string(m.runs.size()) + " mask runs per position").c_str() : "");
   why->assign(buf);
   return use_fft ? Method::FFT : Method::Direct;
 }
@@ -98,15 +120,18 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
   // The normed metrics: ΣI·T from the exact SSD row, ΣI and ΣI² from WindowSums.
   const bool normed = is_normed(p.metric);
   const bool ssd = p.metric != Metric::SAD;
+  // --mask: the masked kernels; a normed metric takes ΣI and ΣI² from two more masked rows.
+  const bool masked = m->tpl.masked, masked_normed = masked && normed;
+  const kernels::SsdRowFn ssd_row = masked ? m->k.ssd_row_masked : m->k.ssd_row;
+  const kernels::SadRowFn sad_row = masked ? m->k.sad_row_masked : m->k.sad_row;
   WindowSums& ws = m->window_sums;
-  if (normed) PARVIS_TRY(ws.build(src));
+  if (normed && !masked) PARVIS_TRY(ws.build(src));
   try {
     if (ssd) {
       kernels::pair_source_alloc(src.width, src.height, &m->paired);
       exec.for_each(src.height, [&](int y, int) { kernels::pair_source_rows(src, y, y + 1, &m->paired); });
-    } else {
-      kernels::pad_source(src, &m->padded);
     }
+    if (!ssd || masked_normed) kernels::pad_source(src, &m->padded);
     if (p.want_map) res->map.assign(size_t(map_w) * size_t(map_h), 0.0);
   } catch (const std::bad_alloc&) {
     return Status::runtime("out of memory for a " + std::to_string(src.width) + "x" +
@@ -118,13 +143,23 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
   std::vector<std::vector<uint64_t>>& row = m->rows;
   std::vector<FilteredTopK>& tops = m->tops;
   row.resize(size_t(workers));
-  for (auto& r : row) r.resize(size_t(map_w));
+  for (auto& r : row) r.resize(size_t(map_w) * (masked_normed ? 3 : 1));
   if (tops.size() != size_t(workers)) tops.assign(size_t(workers), FilteredTopK(p.top_k));
   for (FilteredTopK& t : tops) t.reset();
   exec.for_each(map_h, [&](int y, int worker) {
     uint64_t* scores = row[size_t(worker)].data();
-    if (ssd) m->k.ssd_row(m->paired, m->tpl, y, scores);
-    else m->k.sad_row(m->padded, m->tpl, y, scores);
+    if (ssd) ssd_row(m->paired, m->tpl, y, scores);
+    else sad_row(m->padded, m->tpl, y, scores);
+    if (masked_normed) {
+      uint64_t* si = scores + map_w;
+      uint64_t* sii = si + map_w;
+      m->k.sad_row_masked(m->padded, m->mask_only, y, si);
+      m->k.ssd_row_masked(m->paired, m->mask_only, y, sii);
+      double* dst = p.want_map ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
+      mask::normed_row(p.metric, m->tsums, si, sii, map_w, scores, dst);
+      tops[size_t(worker)].offer_row(scores, map_w, y);
+      return;
+    }
     if (normed) {
       double* dst = p.want_map ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
       normed_row_from_ssd(p.metric, ws, m->tsums, m->tpl.w, m->tpl.h, y, map_w, scores, dst);
@@ -153,6 +188,15 @@ inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result*
     Position* c = cands->data();
     exec.for_each(int(cands->size()), [&](int i, int) { c[i].score = m->k.ssd_at(m->padded, m->tpl, c[i].x, c[i].y); });
   };
+  if (m->tpl.masked) {  // cpu_mask_fft.hpp; the direct method where the FFT map is not exact
+    bool done = false;
+    PARVIS_TRY(mask::fft_run(m->fft.get(), src, m->runs, m->tsums, m->tpl.w, m->tpl.h, m->params, exec,
+                             rescore, res, &done));
+    if (done) return Status::Ok();
+    res->explain += "; the map is not exact everywhere: the direct method instead";
+    std::vector<double>().swap(res->map);
+    return run_direct(m, src, exec, res);
+  }
   if (!is_normed(m->params.metric))
     return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
   // NCC: ΣI·T from the FFT's SSD map when it is exact (the rounding bound held), else direct.

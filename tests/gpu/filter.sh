@@ -4,15 +4,18 @@
 #   1. ./test seq cuda-naive and ./test seq cuda-opt on every filter case (filter.cases,
 #      filter_exact.cases: each output equals seq's bit for bit; the selftest also checks that
 #      every variant equals the default), every filter case again on cuda-opt with each of
-#      OPT_VARIANTS (default "smem prefetch": PARVIS_FILTER_VARIANT=smem, the shared-memory
-#      cp.async pipeline of cuda/filter/opt_smem.cuh, and =prefetch, the persistent warps of
-#      cuda/filter/opt_prefetch.cuh),
+#      OPT_VARIANTS (default "smem prefetch sep": PARVIS_FILTER_VARIANT=smem, the shared-memory
+#      cp.async pipeline of cuda/filter/opt_smem.cuh, =prefetch, the persistent warps of
+#      cuda/filter/opt_prefetch.cuh, and =sep, the separable two-pass kernel of
+#      cuda/filter/opt_sep.cuh on gaussian/box/identity/unsharp/edge3, auto's path on the rest),
 #      and the filter-cs and filter-custom cases with the other variants: cuda-naive's vectorized
 #      kernel (=vec) and cuda-opt's CUDA-core kernel (=direct);
 #   2. compute-sanitizer memcheck (leak check) and racecheck on the filter-cs cases (tiny and odd
-#      sizes, custom kernels reaching every path) of both versions and of each of OPT_VARIANTS;
+#      sizes, custom kernels reaching every path) of both versions and of each of OPT_VARIANTS,
+#      memcheck on the 131x67 gaussian5, box3 and unsharp5 cases with sep;
 #      the runs of 1 and 2 go side by side (separate WORK folders), after the test data is made;
-#   3. the host emulation of the smem kernel's data movement (tests/cuda/filter_smem_emulate.cu);
+#   3. the host emulations of the smem kernel's data movement (tests/cuda/filter_smem_emulate.cu)
+#      and of the sep kernel's lanes (tests/cuda/filter_sep_emulate.cu, ~30 s);
 #   4. bench/filter_variants.sh: cuda-opt's variants on the issue's workloads (8K and 4K RGB,
 #      gaussian and unsharp, 3x3 and 5x5; compute only) and their block-size sweep, into
 #      LOGDIR/bench-filter-variants.txt (printed). With FILTER_FULL_BENCH=1 also the full
@@ -23,7 +26,7 @@
 set -u
 LOG=$1
 . tests/gpu/lib.sh
-OPT_VARIANTS=${OPT_VARIANTS:-"smem prefetch"}
+OPT_VARIANTS=${OPT_VARIANTS:-"smem prefetch sep"}
 
 # The test data, once, before the runs side by side (each would otherwise make it).
 WORK=build/test-filter-data ./test --no-build seq --only no-such-case >/dev/null 2>&1
@@ -44,17 +47,37 @@ for v in $OPT_VARIANTS; do
   PARVIS_FILTER_VARIANT=$v gpu_sanitize memcheck cuda-opt filter-cs "$v" & pids+=($!)
   PARVIS_FILTER_VARIANT=$v gpu_sanitize racecheck cuda-opt filter-cs "$v" & pids+=($!)
 done
+# sep on several warps and both row ends (131x67, every border, grey and RGB; filter-cs has
+# gaussian only on images narrower than one lane's 16 bytes).
+if [[ " $OPT_VARIANTS " == *" sep "* ]]; then
+  PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-gaussian5 sep & pids+=($!)
+  PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-box3 sep & pids+=($!)
+  PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-unsharp5 sep & pids+=($!)
+fi
 wait "${pids[@]}"
 
-emu=$LOG/test-filter-smem-emulate.log
+# The copies to the GPU and back (issue 14, cuda/staged_upload.cuh): the filterupload cases
+# (1x1, 7x3 RGB, 1327x1025 RGB, 3840x2161) under each PARVIS_UPLOAD mode, and memcheck under
+# staged with 5000-byte pieces and 3 threads (pieces that divide no row count).
+for mode in pageable staged register; do
+  gpu_test "test-filter-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only filterupload
+done
+gpu_test test-filter-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only filterupload
+PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt filterupload odd
+
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_smem_emulate.cu -o build/filter_smem_emulate \
-     >"$emu" 2>&1 && build/filter_smem_emulate >>"$emu" 2>&1; then
-  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
-else
-  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
-fi
-echo "test-filter-smem-emulate: $(tail -n1 "$emu")"
+# sep links filter.cpp's separate() and make_divider; the linker drops what else filter.cpp calls.
+for e in smem sep; do
+  emu=$LOG/test-filter-$e-emulate.log
+  extra=(); [ $e = sep ] && extra=(src/filter/filter.cpp -Xcompiler -ffunction-sections -Xlinker --gc-sections)
+  if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_${e}_emulate.cu "${extra[@]}" \
+       -o build/filter_${e}_emulate >"$emu" 2>&1 && build/filter_${e}_emulate >>"$emu" 2>&1; then
+    echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+  else
+    echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+  fi
+  echo "test-filter-$e-emulate: $(tail -n1 "$emu")"
+done
 
 bench/filter_variants.sh auto $OPT_VARIANTS >"$LOG/bench-filter-variants.txt" 2>&1
 echo "bench filter variants: exit $?"

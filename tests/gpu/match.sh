@@ -4,14 +4,17 @@
 #   1. ./test seq cuda-naive cuda-opt on the match, colour and grey cases, then cuda-opt's match
 #      cases again with PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 (its FFT method takes the exact
 #      NTT for most templates; this keeps its cuFFT path and the copied result record checked);
-#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV)
+#      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV),
+#      tests/mask_check.py (masked maps likewise) and the masked kernel's host emulation; cuda-opt's
+#      normed kernels emulated on the host, and its matchncc cases with PARVIS_NCC_HOST=1
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
 #   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
 #   tests/match_batch.sh per version: every batch equals its single calls; memcheck on them in 2)
-#   4. cuda-opt's upload modes (PARVIS_UPLOAD=whole|chunked|direct|register): the matchcuda cases
-#      under each, memcheck under chunked, and each mode's upload time (bench-upload.txt)
+#   4. cuda-opt's upload (PARVIS_UPLOAD=pageable|staged|register, cuda/staged_upload.cuh): the
+#      piece plan's host test, the matchupload and matchcuda cases under each mode, memcheck under
+#      staged with odd pieces and under register, and ./main bench upload (bench-upload.txt)
 #   5. bench/run_match_batch.sh: 8 templates / 8 sources in one call against 8 calls
 set -u
 LOG=$1
@@ -20,11 +23,40 @@ gpu_test test-match -- seq cuda-naive cuda-opt --only match
 gpu_test test-color -- seq cuda-naive cuda-opt --only color
 gpu_test test-grey -- seq cuda-naive cuda-opt --only grey
 gpu_test test-match-no-ntt PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 -- cuda-opt --only match
+# cuda-opt's normed kernels on the host (tests/cuda/normed_emulate.cu: W1's thread body and W3's
+# score against seq's conversion, bit for bit), and the matchncc cases with PARVIS_NCC_HOST=1
+# (the former host conversion), for comparison with the device path run above.
+emu=$LOG/test-normed-emulate.log
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/normed_emulate.cu src/match/match.cpp \
+     src/common/image.cpp src/common/cli.cpp -o build/normed_emulate >"$emu" 2>&1 && build/normed_emulate >>"$emu" 2>&1; then
+  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+else
+  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+fi
+echo "test-normed-emulate: $(tail -n1 "$emu")"
+gpu_test test-match-ncc-host PARVIS_NCC_HOST=1 -- cuda-opt --only matchncc
 # NCC / ccorr-normed (match_ncc.cases run above, as matchncc-*): the maps against their
 # definitions (numpy, exact sums) and OpenCV on both CUDA versions.
 python3 tests/ncc_check.py bin/cuda-naive bin/cuda-opt >"$LOG/ncc-check.log" 2>&1
 echo "ncc-check: $(tail -n1 "$LOG/ncc-check.log")"
 grep -E '^FAIL' "$LOG/ncc-check.log" | head -n 20
+# --mask (match_mask.cases run above, as matchmask-*, and under memcheck below): the masked maps
+# against numpy's definition and OpenCV on both CUDA versions, and the shared masked kernel's
+# body on the host against seq's definition (tests/cuda/mask_emulate.cu; nvcc, no GPU).
+python3 tests/mask_check.py bin/cuda-naive bin/cuda-opt >"$LOG/mask-check.log" 2>&1
+echo "mask-check: $(tail -n1 "$LOG/mask-check.log")"
+grep -E '^FAIL' "$LOG/mask-check.log" | head -n 20
+emu=$LOG/test-mask-emulate.log
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/mask_emulate.cu src/match/mask.cpp \
+     src/match/match.cpp src/common/image.cpp src/common/cli.cpp -o build/mask_emulate >"$emu" 2>&1 &&
+   build/mask_emulate >>"$emu" 2>&1; then
+  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+else
+  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+fi
+echo "test-mask-emulate: $(tail -n1 "$emu")"
 pids=()
 for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v match & pids+=($!)
@@ -40,21 +72,38 @@ bench/run_cuda_match_timing.sh cuda-opt 30 time >"$LOG/timing-cuda-opt.txt" 2>&1
 echo "timing: exit $?"
 timeout 120 bench/run_cuda_match_timing.sh cuda-opt 1 error >"$LOG/fft-error.txt" 2>&1
 echo "fft error: exit $?"
-
-# cuda-opt's upload of the user's pageable image (PARVIS_UPLOAD, cuda/match/opt.cu): each mode on
-# the matchcuda cases against seq, then its upload time on two sizes (bench lines
-# "<method>/upload-<mode>": ms; GB/s = W H / ms / 1e6; target >= 25 GB/s, bench/README.md).
-for mode in chunked direct register; do
-  gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda
-done
-PARVIS_UPLOAD=chunked gpu_sanitize memcheck cuda-opt matchcuda
-for mode in whole chunked direct register; do
-  for wl in 1326x1025/479x432 3840x2160/128x128; do
-    PARVIS_UPLOAD=$mode bin/cuda-opt bench match --workload "$wl" --method ssd-fft --seconds 0.5 \
-      2>>"$LOG/bench-upload.err" | grep -E 'ssd-fft |ssd-fft/upload' >>"$LOG/bench-upload.txt"
+for wl in 640x480/64x64 1920x1080/16x16; do  # --mask: the shared direct kernel (bench-mask.txt)
+  for v in cuda-naive cuda-opt; do
+    bin/$v bench match --workload "$wl" --method ssd-masked,sad-masked,ncc-masked --seconds 0.5 \
+      2>>"$LOG/bench-mask.err" | grep -E 'masked ' >>"$LOG/bench-mask.txt"
   done
 done
-echo "upload modes: exit $? (see $LOG/bench-upload.txt)"
+echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
+
+# cuda-opt's upload of the user's pageable image (issue 14, cuda/staged_upload.cuh): the host test
+# of the piece plan and of PARVIS_UPLOAD* parsing; the matchupload (1x1, 7x3, 1327x1025 RGB,
+# 3840x2161) and matchcuda cases under each mode (staged also with 5000-byte pieces and 3
+# threads: pieces that divide no row count); memcheck on the matchupload cases under staged with
+# odd pieces; then ./main bench upload (bench-upload.txt: GB/s of every way at 0.26-100 MB, the
+# numbers that choose auto's threshold, the chunk and the threads; bench/README.md).
+emu=$LOG/test-upload-pieces.log
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload.cu \
+     -o build/upload_pieces >"$emu" 2>&1 && build/upload_pieces >>"$emu" 2>&1; then
+  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
+else
+  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
+fi
+echo "test-upload-pieces: $(tail -n1 "$emu")"
+for mode in pageable staged register; do
+  gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload
+  gpu_test "test-upload-$mode-cuda" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda
+done
+gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only upload
+PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt matchupload odd
+PARVIS_UPLOAD=register gpu_sanitize memcheck cuda-opt matchupload register
+bin/cuda-opt bench upload --seconds ${UPLOAD_BENCH_SECONDS:-0.1} >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"
+echo "bench upload: exit $? (see $LOG/bench-upload.txt)"
 
 # Batches (issue 14): one process, one context, against the same work as separate calls.
 VERSIONS="cuda-naive cuda-opt" bench/run_match_batch.sh 3 >"$LOG/bench-match-batch.txt" 2>&1

@@ -1,0 +1,426 @@
+// cuda-opt's separable filter kernel (PARVIS_FILTER_VARIANT=sep; issue 10, idea A): for kernels
+// whose taps are sign col^T row + centre delta, col and row non-negative integer vectors (the
+// bank's gaussian, box, identity: centre 0; unsharp: -gaussian + 2 d delta; edge 3x3: -ones + 9
+// delta; sep_decompose with filter.cpp's separate() decides, exactly), two passes in registers, no
+// shared memory, no tensor cores.
+//
+// Each lane owns 16 consecutive bytes of a row (x0 = 16 lane + 512 warp column): one 16-byte load
+// per source row, the halo words (ceil(R C / 4) each side) from the neighbouring lanes by
+// __shfl_up/down, lanes 0 and 31 loading theirs (one or two 32-bit words, the same cache lines
+// as the neighbouring warps'). A warp walks down a strip of `strip_rows` output rows: per source
+// row it computes the horizontal sums of its 16 bytes, keeps the last K rows of them in
+// registers, and per output row sums them vertically, finishes and stores 16 bytes. The source
+// rows are loaded PF rows ahead of their use (registers in flight while the current row is
+// computed).
+//
+// Arithmetic: packed 16-bit lanes, two bytes per 32-bit register. A word of 4 source bytes
+// b0 b1 b2 b3 gives E = (b0, b2) and O = (b1, b3) (one PRMT each); the pairs at the odd offsets
+// are S_j = (byte 4j+2, 4j+4) and T_j = (4j+3, 4j+5) (one PRMT each), so the pair of bytes
+// (x, x + 2) is a register for every x, and a channel offset of d C bytes is a choice of
+// register, made at compile time. The horizontal sum of a pair is sum_kx row[kx] P(x + (kx-R) C),
+// the vertical one sum_ky col[ky] H[y + ky - R]: one IMAD each handles two bytes, exactly, while
+// every partial sum stays below 2^16 (no carry between the 16-bit lanes): the host takes this
+// path only when sum(row) sum(col) 255 + half < 2^16 (gaussian 5x5: 16 16 255 + 128 = 65408).
+// The 2-D sum is sum_ky sum_kx col[ky] row[kx] px = sum tap px, the same integer as seq's.
+// Finish: the rounding half added packed; a power-of-two divisor 2^s whose quotients cannot pass
+// 255 (sum(taps) 255 + half < 256 d, d <= 256: gaussian, identity) is a shift and a mask per pair
+// register, anything else (box: 9, 25) the magic-number multiply of DeviceDivider per byte. With a
+// centre tap or a negative sign (per_byte), each byte's sum centre px + sign G is formed in int32
+// (G < 2^16 from the packed lanes, px reloaded from the row, an L1 hit: loaded R rows earlier)
+// and finished by DeviceDivider's clamps and magic: ~10 more instructions per byte.
+//
+// Cost per output byte (8K RGB 5x5, HW = 2 halo words, 8 window words a row):
+//   instructions: unpack 16 + S/T 14 PRMT, 40 IMAD horizontal, 4 SHFL, 40 IMAD vertical per 16
+//   bytes and row, finish 2 ops + 1 PRMT per 4 bytes, load/store/address ~8 per 16 bytes:
+//   ~125 per 16 bytes = ~7.8 per byte, i.e. 99.5 M x 7.8 / 32 = 24 M warp instructions, ~23 us
+//   of issue on 132 SMs x 4 schedulers at 1.98 GHz (the MMA kernel: ~16 per byte), IMAD 5 per
+//   byte = ~30 us at 64 IMAD per SM and clock: both below the 66 us memory floor.
+//   bytes: 1 read + 1 write per byte from DRAM; the strip overlap re-reads (K - 1) / strip_rows
+//   rows, from L2 (neighbouring strips run at the same time); the halo words of lanes 0 and 31
+//   are 2 x 8 bytes per 512, from L1/L2.
+//   registers (ptxas, sm_90): 110 at K = 5 and PF = 4 (105 at PF = 2), so 2 blocks of 256 per
+//   SM (16 warps); 80 at K = 3, 3 blocks (24 warps). Bounded to 80 the K = 5 kernel spills.
+//   in flight: PF = 4 rows x 512 bytes per warp, 32 KB per SM at K = 5 (48 KB at K = 3), ~4.2 MB
+//   over 132 SMs: Little's law needs a loaded latency below ~1.4 us for the 3 TB/s copy rate.
+//   one wave: the strips are sized so that all warps are resident at once (8K K = 5: 2112 warps,
+//   94 rows each; 4K: 24 rows, the (K - 1) / 24 re-read from L2).
+// Expected (not measured when written): 8K 5x5 ~70-90 us, 3x3 ~68-85 us, 4K 5x5 ~20-28 us
+// (floors 66.4 and 16.6 us); unsharp (per byte) 8K 5x5 ~80-110 us (the MMA kernel: 223); worse if the loaded latency is higher than assumed (then PF = 4
+// helps more than PF = 2, bench/filter_variants.sh measures both).
+//
+// Border: zero only (replicate and reflect101 take auto's path): a row outside the image is not
+// loaded (zero sums); the lane holding a row's end zeroes the padding bytes of its 16 (one masked
+// word or whole zero words), so every window word its neighbours take from it is right, and
+// lane 0's left and lane 31's right halo words outside the row are zero. No other border work:
+// bytes past the end only ever reach a lane as zeros.
+//
+// The lane's work is split into __host__ __device__ steps (load, window, horizontal, vertical and
+// finish) that tests/cuda/filter_sep_emulate.cu runs on the host lane by lane, with
+// the shuffles done between the steps.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulable.cuh"
+#include "filter/opt_common.cuh"
+
+namespace parvis::filter {
+namespace {
+
+constexpr int kSepLaneBytes = 16;
+constexpr int kSepWarpBytes = 32 * kSepLaneBytes;
+constexpr int kSepMaxK = 5;
+
+template <int K, int C>
+struct SepShape {
+  static constexpr int R = K / 2;
+  static constexpr int HW = (R * C + 3) / 4;  // halo words each side
+  static constexpr int NW = 4 + 2 * HW;       // window words: halo, the lane's 4, halo
+};
+
+// The kernel argument: taps, finish, grid.
+struct SepParams {
+  int32_t row[kSepMaxK], col[kSepMaxK];  // horizontal and vertical taps, >= 0
+  uint32_t half2;                        // the rounding half in both 16-bit lanes
+  int pow2_shift;                        // >= 0: the divisor is 2^shift and needs no clamp
+  int32_t cap;                           // else DeviceDivider's cap, magic, shift
+  uint32_t magic;
+  int shift;
+  // The per-byte finish of taps = sign col^T row + centre delta (unsharp, edge 3x3; per_byte):
+  // sum = centre px + sign G in int32, then DeviceDivider's clamps (half, lo) and magic.
+  bool per_byte;
+  int32_t sign, centre, half, lo;
+  int warps_x, strip_rows;  // warp columns of 512 bytes per row; output rows per warp
+  long long warps;          // warps_x * strips
+};
+
+__host__ __device__ __forceinline__ uint32_t sep_perm(uint32_t x, uint32_t y, uint32_t s) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t b = uint64_t(x) | uint64_t(y) << 32;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= uint32_t((b >> (8 * ((s >> (4 * i)) & 7))) & 0xFFu) << (8 * i);
+  return r;
+#endif
+}
+
+__host__ __device__ __forceinline__ uint32_t sep_umulhi(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __umulhi(a, b);
+#else
+  return uint32_t((uint64_t(a) * b) >> 32);
+#endif
+}
+
+// One source row's raw loads for a lane: its 16 bytes, and for lanes 0 and 31 the halo words
+// beyond the warp (lane 0: left, lane 31: right); zeros for bytes outside the image.
+template <int HW>
+struct SepRaw {
+  uint32_t v[4];
+  uint32_t e[HW];
+};
+
+// Word `w` loaded at byte xw of a row with bytes past row_bytes zeroed (xw >= 0, multiple of 4).
+__host__ __device__ __forceinline__ uint32_t sep_clip(uint32_t w, int xw, int row_bytes) {
+  const int n = row_bytes - xw;  // bytes of the word inside the row
+  return n >= 4 ? w : n <= 0 ? 0u : w & (0xFFFFFFFFu >> (8 * (4 - n)));
+}
+
+// The loads of image row y for the lane at x0 (zeros where y lies outside the image, or `fetch`
+// is false: the row is past the strip's last source row). No load leaves the row's pitch.
+template <int HW>
+__host__ __device__ __forceinline__ SepRaw<HW> sep_load(const Geometry& g, int y, int x0, int lane, bool fetch) {
+  SepRaw<HW> r;
+  PARVIS_UNROLL
+  for (int i = 0; i < 4; ++i) r.v[i] = 0;
+  PARVIS_UNROLL
+  for (int i = 0; i < HW; ++i) r.e[i] = 0;
+  if (!fetch || y < 0 || y >= g.height) return r;  // the same for the whole warp
+  const uint8_t* row = g.in + size_t(y) * g.pitch;
+  if (x0 < g.row_bytes) {  // then x0 + 16 <= pitch (a multiple of 16)
+    const uint4 q = ldg(reinterpret_cast<const uint4*>(row + x0));
+    r.v[0] = q.x;
+    r.v[1] = q.y;
+    r.v[2] = q.z;
+    r.v[3] = q.w;
+    if (x0 + kSepLaneBytes > g.row_bytes) {  // the lane of the row's end: padding to zeros
+      PARVIS_UNROLL
+      for (int i = 0; i < 4; ++i) r.v[i] = sep_clip(r.v[i], x0 + 4 * i, g.row_bytes);
+    }
+  }
+  if (lane == 0 || lane == 31) {
+    const int xe = lane == 0 ? x0 - 4 * HW : x0 + kSepLaneBytes;
+    PARVIS_UNROLL
+    for (int i = 0; i < HW; ++i) {
+      const int xw = xe + 4 * i;
+      if (xw >= 0 && xw < g.row_bytes)
+        r.e[i] = sep_clip(ldg(reinterpret_cast<const uint32_t*>(row + xw)), xw, g.row_bytes);
+    }
+  }
+  return r;
+}
+
+// The lane's window of NW words (bytes x0 - 4 HW .. x0 + 16 + 4 HW): `left` = the last HW words
+// of lane - 1, `right` = the first HW words of lane + 1 (lanes 0 and 31: their own halo loads).
+template <int HW, int NW>
+__host__ __device__ __forceinline__ void sep_window(const SepRaw<HW>& r, const uint32_t (&left)[HW],
+                                                    const uint32_t (&right)[HW], int lane, uint32_t (&w)[NW]) {
+  PARVIS_UNROLL
+  for (int i = 0; i < HW; ++i) {
+    w[i] = lane == 0 ? r.e[i] : left[i];
+    w[HW + 4 + i] = lane == 31 ? r.e[i] : right[i];
+  }
+  PARVIS_UNROLL
+  for (int i = 0; i < 4; ++i) w[HW + i] = r.v[i];
+}
+
+// The horizontal sums of the lane's 16 bytes: h[2k] = bytes (4k, 4k + 2), h[2k + 1] = bytes
+// (4k + 1, 4k + 3) of its 4 words, each a packed pair of 16-bit sums.
+template <int K, int C>
+__host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepShape<K, C>::NW],
+                                                        const SepParams& p, uint32_t (&h)[8]) {
+  using S = SepShape<K, C>;
+  uint32_t e[S::NW], o[S::NW], s[S::NW - 1], t[S::NW - 1];
+  PARVIS_UNROLL
+  for (int j = 0; j < S::NW; ++j) {
+    e[j] = sep_perm(w[j], 0, 0x4240);  // (b0, b2)
+    o[j] = sep_perm(w[j], 0, 0x4341);  // (b1, b3)
+  }
+  PARVIS_UNROLL
+  for (int j = 0; j + 1 < S::NW; ++j) {
+    s[j] = sep_perm(e[j], e[j + 1], 0x5432);  // (b2 of word j, b0 of word j + 1)
+    t[j] = sep_perm(o[j], o[j + 1], 0x5432);  // (b3 of word j, b1 of word j + 1)
+  }
+  // The pair (x, x + 2) of window bytes, x known at compile time after unrolling.
+  auto pair = [&](int x) -> uint32_t {
+    const int j = x >> 2;
+    switch (x & 3) {
+      case 0: return e[j];
+      case 1: return o[j];
+      case 2: return s[j];
+      default: return t[j];
+    }
+  };
+  PARVIS_UNROLL
+  for (int q = 0; q < 8; ++q) {
+    const int x = 4 * (S::HW + (q >> 1)) + (q & 1) - S::R * C;
+    uint32_t sum = 0;
+    PARVIS_UNROLL
+    for (int kx = 0; kx < K; ++kx) sum += uint32_t(p.row[kx]) * pair(x + kx * C);
+    h[q] = sum;
+  }
+}
+
+// The lane's 16 source bytes of output row y (the centre tap's pixels; per_byte only).
+__host__ __device__ __forceinline__ void sep_centre(const Geometry& g, const SepParams& p, int y, int x0,
+                                                    uint32_t (&px)[4]) {
+  px[0] = px[1] = px[2] = px[3] = 0;
+  if (p.per_byte && x0 < g.row_bytes) {
+    const uint4 q = ldg(reinterpret_cast<const uint4*>(g.in + size_t(y) * g.pitch + x0));
+    px[0] = q.x;
+    px[1] = q.y;
+    px[2] = q.z;
+    px[3] = q.w;
+  }
+}
+
+// Output row from the last K rows of horizontal sums (ring[0] the topmost) and the centre pixels:
+// the vertical sums, finished, as the lane's 4 output words.
+template <int K>
+__host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][8], const SepParams& p,
+                                                             const uint32_t (&px)[4], uint32_t (&out)[4]) {
+  PARVIS_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    uint32_t ve = p.half2, vo = p.half2;
+    PARVIS_UNROLL
+    for (int ky = 0; ky < K; ++ky) {
+      ve += uint32_t(p.col[ky]) * ring[ky][2 * k];
+      vo += uint32_t(p.col[ky]) * ring[ky][2 * k + 1];
+    }
+    if (p.per_byte) {  // the same for the whole grid
+      auto q = [&](uint32_t gsum, int b) {
+        const int32_t sum = p.centre * int32_t((px[k] >> (8 * b)) & 0xFFu) + p.sign * int32_t(gsum);
+        const int32_t t = sum + p.half < p.lo ? p.lo : sum + p.half > p.cap ? p.cap : sum + p.half;
+        return sep_umulhi(uint32_t(t), p.magic) >> p.shift;
+      };
+      out[k] = q(ve & 0xFFFFu, 0) | q(vo & 0xFFFFu, 1) << 8 | q(ve >> 16, 2) << 16 | q(vo >> 16, 3) << 24;
+    } else if (p.pow2_shift >= 0) {
+      const uint32_t qe = (ve >> p.pow2_shift) & 0x00FF00FFu, qo = (vo >> p.pow2_shift) & 0x00FF00FFu;
+      out[k] = sep_perm(qe, qo, 0x6240);
+    } else {
+      auto q = [&](uint32_t t) { return sep_umulhi(t < uint32_t(p.cap) ? t : uint32_t(p.cap), p.magic) >> p.shift; };
+      out[k] = q(ve & 0xFFFFu) | q(vo & 0xFFFFu) << 8 | q(ve >> 16) << 16 | q(vo >> 16) << 24;
+    }
+  }
+}
+
+// Where warp `wid` works: its first byte, output rows [ys, ye).
+struct SepWarp {
+  int xw, ys, ye;
+};
+__host__ __device__ __forceinline__ SepWarp sep_warp(const Geometry& g, const SepParams& p, long long wid) {
+  SepWarp s;
+  s.xw = int(wid % p.warps_x) * kSepWarpBytes;
+  s.ys = int(wid / p.warps_x) * p.strip_rows;
+  s.ye = s.ys + p.strip_rows < g.height ? s.ys + p.strip_rows : g.height;
+  return s;
+}
+
+#ifdef __CUDACC__
+// One source row through the pipeline: the oldest prefetched row is consumed, the row PF ahead
+// (source row `next`) is loaded, the horizontal sums of the consumed row enter the ring.
+template <int K, int C, int PF>
+__device__ __forceinline__ void sep_step(const Geometry& g, const SepParams& p, const SepWarp& sw, int lane,
+                                         SepRaw<SepShape<K, C>::HW> (&q)[PF], uint32_t (&ring)[K][8], int next,
+                                         int last) {
+  using S = SepShape<K, C>;
+  const int x0 = sw.xw + kSepLaneBytes * lane;
+  const SepRaw<S::HW> cur = q[0];
+#pragma unroll
+  for (int i = 0; i + 1 < PF; ++i) q[i] = q[i + 1];
+  q[PF - 1] = sep_load<S::HW>(g, next, x0, lane, next <= last);
+#pragma unroll
+  for (int r = 0; r + 1 < K; ++r)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) ring[r][i] = ring[r + 1][i];
+  uint32_t left[S::HW], right[S::HW], w[S::NW];
+#pragma unroll
+  for (int i = 0; i < S::HW; ++i) {
+    left[i] = __shfl_up_sync(0xffffffffu, cur.v[4 - S::HW + i], 1);
+    right[i] = __shfl_down_sync(0xffffffffu, cur.v[i], 1);
+  }
+  sep_window<S::HW, S::NW>(cur, left, right, lane, w);
+  sep_horizontal<K, C>(w, p, ring[K - 1]);
+}
+
+// At most 256 threads a block; at least 2 blocks per SM at K = 5 (128 registers: 105 at PF = 2,
+// 110 at PF = 4, no spills; bounded to 80 they spill 180 bytes), 3 at K = 3 (80 registers).
+template <int K, int C, int PF>
+__global__ void __launch_bounds__(256, K == 3 ? 3 : 2) convolve_sep(Geometry g, SepParams p) {
+  using S = SepShape<K, C>;
+  const int lane = threadIdx.x & 31;
+  const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (wid >= p.warps) return;  // whole warps
+  const SepWarp sw = sep_warp(g, p, wid);
+  const int x0 = sw.xw + kSepLaneBytes * lane;
+  const int first = sw.ys - S::R, last = sw.ye - 1 + S::R;  // source rows of the strip
+  SepRaw<S::HW> q[PF];
+#pragma unroll
+  for (int i = 0; i < PF; ++i) q[i] = sep_load<S::HW>(g, first + i, x0, lane, first + i <= last);
+  uint32_t ring[K][8];
+#pragma unroll
+  for (int r = 0; r < K - 1; ++r) sep_step<K, C, PF>(g, p, sw, lane, q, ring, first + r + PF, last);
+#pragma unroll K
+  for (int y = sw.ys; y < sw.ye; ++y) {
+    sep_step<K, C, PF>(g, p, sw, lane, q, ring, y + S::R + PF, last);
+    uint32_t px[4], out[4];
+    sep_centre(g, p, y, x0, px);
+    sep_vertical_finish<K>(ring, p, px, out);
+    if (x0 < g.row_bytes)
+      *reinterpret_cast<uint4*>(g.out + size_t(y) * g.pitch + x0) = make_uint4(out[0], out[1], out[2], out[3]);
+  }
+}
+#endif
+
+// ---- host -------------------------------------------------------------------------------------
+// taps = sign col^T row + centre delta(R, R) with col, row >= 0 (filter.cpp's separate() on the
+// kernel, else on the kernel with its centre tap replaced by the one that makes it rank 1, found
+// from an off-centre tap: tap(R, x) tap(y, R) / tap(y, x)). Exact: separate() checks every tap.
+inline bool sep_decompose(const Kernel& k, std::vector<int32_t>* col, std::vector<int32_t>* row,
+                          int32_t* centre, int32_t* sign) {
+  const int n = k.size, R = n / 2;
+  Kernel m = k;
+  *centre = 0;
+  if (!separate(m, col, row)) {
+    int64_t v = 0;
+    bool found = false;
+    for (int y = 0; y < n && !found; ++y)
+      for (int x = 0; x < n && !found; ++x) {
+        const int64_t t = k.taps[size_t(y) * n + x];
+        if (y == R || x == R || t == 0) continue;
+        const int64_t num = int64_t(k.taps[size_t(R) * n + x]) * k.taps[size_t(y) * n + R];
+        if (num % t != 0) return false;
+        v = num / t;
+        found = true;
+      }
+    if (!found || v < INT32_MIN / 2 || v > INT32_MAX / 2) return false;
+    m.taps[size_t(R) * n + R] = int32_t(v);
+    *centre = int32_t(int64_t(k.taps[size_t(R) * n + R]) - v);
+    if (!separate(m, col, row)) return false;
+  }
+  *sign = 1;
+  bool row_neg = true, col_neg = true;
+  for (int i = 0; i < n; ++i) row_neg = row_neg && (*row)[size_t(i)] <= 0, col_neg = col_neg && (*col)[size_t(i)] <= 0;
+  for (int i = 0; i < n; ++i) {
+    if (row_neg) (*row)[size_t(i)] = -(*row)[size_t(i)];
+    if (col_neg) (*col)[size_t(i)] = -(*col)[size_t(i)];
+    if ((*row)[size_t(i)] < 0 || (*col)[size_t(i)] < 0) return false;
+  }
+  if (row_neg != col_neg) *sign = -1;
+  return true;
+}
+
+// The separable plan of a kernel on `channels`-byte pixels: false (and why) when the kernel or
+// the image is not for this path. Fills the taps and the finish of `p`; the grid is sep_grid's.
+inline bool sep_params(const Kernel& k, Border border, int channels, const DeviceDivider& dv, SepParams* p,
+                       std::string* why) {
+  std::vector<int32_t> col, row;
+  if (border != Border::Zero) return *why = "zero border only", false;
+  if (k.size != 3 && k.size != 5) return *why = "sizes 3 and 5 only", false;
+  if (channels != 1 && channels != 3) return *why = "grey or RGB only", false;
+  int32_t centre = 0, sign = 1;
+  if (!sep_decompose(k, &col, &row, &centre, &sign)) return *why = "not separable (with a centre tap)", false;
+  int64_t sr = 0, sc = 0;
+  for (int i = 0; i < k.size; ++i) sr += row[size_t(i)], sc += col[size_t(i)];
+  const int64_t vmax = sr * sc * 255, d = k.divisor;
+  *p = SepParams{};
+  for (int i = 0; i < k.size; ++i) p->row[i] = row[size_t(i)], p->col[i] = col[size_t(i)];
+  if (centre != 0 || sign < 0) {  // the per-byte finish: G < 2^16 packed, the sum in int32
+    if (!dv.exact) return *why = "no magic number for the divisor", false;
+    if (vmax >= 65536) return *why = "sums beyond 16 bits", false;
+    p->per_byte = true;
+    p->sign = sign;
+    p->centre = centre;
+    p->half = dv.half;
+    p->lo = dv.lo;
+    p->cap = dv.cap;
+    p->magic = dv.magic;
+    p->shift = dv.shift;
+    p->pow2_shift = -1;
+    return true;
+  }
+  int s = 0;
+  while (s < 30 && (int64_t(1) << s) < d) ++s;
+  // A shift of s <= 8 keeps the high lane's bits out of the low lane's quotient byte.
+  if ((int64_t(1) << s) == d && s <= 8 && vmax + d / 2 < 256 * d && vmax + d / 2 < 65536) {
+    p->pow2_shift = s;
+    p->half2 = uint32_t(d / 2) * 0x10001u;
+    return true;
+  }
+  if (!dv.exact) return *why = "no magic number for the divisor", false;
+  if (vmax + dv.half >= 65536) return *why = "sums beyond 16 bits", false;
+  p->pow2_shift = -1;
+  p->half2 = uint32_t(dv.half) * 0x10001u;
+  p->cap = dv.cap;
+  p->magic = dv.magic;
+  p->shift = dv.shift;
+  return true;
+}
+
+// The grid: warp columns of 512 bytes, strips of `strip_rows` rows; 0 rows = as many strips as
+// fill `resident_warps` (one wave), at least 8 rows a strip (the (K - 1) / rows re-read).
+inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows, SepParams* p) {
+  p->warps_x = (g.row_bytes + kSepWarpBytes - 1) / kSepWarpBytes;
+  if (strip_rows <= 0) {
+    const long long strips = std::max(1LL, resident_warps / p->warps_x);
+    strip_rows = int(std::max(8LL, (g.height + strips - 1) / strips));
+  }
+  p->strip_rows = std::min(strip_rows, std::max(g.height, 1));
+  p->warps = (long long)p->warps_x * ((g.height + p->strip_rows - 1) / p->strip_rows);
+}
+
+}  // namespace
+}  // namespace parvis::filter

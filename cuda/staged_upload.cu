@@ -1,0 +1,623 @@
+// The staged copier (staged_upload.cuh): the thread pool, the piece plan, the three ways of a
+// copy in each direction and the RGB -> grey conversion on the GPU.
+#include "staged_upload.cuh"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common.cuh"
+#include "common/gray.hpp"
+
+namespace parvis::cuda {
+
+const char* transfer_name(Transfer t) {
+  switch (t) {
+    case Transfer::Auto: return "auto";
+    case Transfer::Pageable: return "pageable";
+    case Transfer::Staged: return "staged";
+    case Transfer::Register: return "register";
+  }
+  return "?";
+}
+
+namespace {
+
+// "123", "64K", "2M" -> bytes; false when malformed or out of [lo, hi].
+bool parse_bytes(const char* v, size_t lo, size_t hi, size_t* out) {
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (end == v) return false;
+  unsigned long long mul = 1;
+  if (*end == 'K' || *end == 'k') mul = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mul = 1ull << 20, ++end;
+  if (*end != '\0' || n > (~0ull) / mul) return false;
+  const unsigned long long b = n * mul;
+  if (b < lo || b > hi) return false;
+  *out = size_t(b);
+  return true;
+}
+
+}  // namespace
+
+Status transfer_config_from_env(TransferConfig* out) {
+  TransferConfig c;
+  if (const char* v = std::getenv("PARVIS_UPLOAD"); v && *v) {
+    const std::string s(v);
+    if (s == "auto") c.mode = Transfer::Auto;
+    else if (s == "pageable" || s == "direct") c.mode = Transfer::Pageable;
+    else if (s == "staged" || s == "chunked" || s == "whole") c.mode = Transfer::Staged;
+    else if (s == "register") c.mode = Transfer::Register;
+    else
+      return Status::usage("PARVIS_UPLOAD must be auto, pageable, staged or register, not '" + s + "'");
+  }
+  if (const char* v = std::getenv("PARVIS_UPLOAD_CHUNK"); v && *v)
+    if (!parse_bytes(v, 4096, size_t(1) << 30, &c.chunk))
+      return Status::usage(std::string("PARVIS_UPLOAD_CHUNK must be 4K..1024M bytes, not '") + v + "'");
+  if (const char* v = std::getenv("PARVIS_UPLOAD_MIN"); v && *v)
+    if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
+      return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
+  size_t n = 0;
+  if (const char* v = std::getenv("PARVIS_UPLOAD_2D"); v && *v) {
+    if (!parse_bytes(v, 0, 1, &n))
+      return Status::usage(std::string("PARVIS_UPLOAD_2D must be 0 or 1, not '") + v + "'");
+    c.copy_2d = n == 1;
+  }
+  if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
+    if (!parse_bytes(v, 1, 64, &n))
+      return Status::usage(std::string("PARVIS_UPLOAD_THREADS must be 1..64, not '") + v + "'");
+    c.threads = int(n);
+  }
+  if (const char* v = std::getenv("PARVIS_UPLOAD_SLOTS"); v && *v) {
+    if (!parse_bytes(v, 1, 8, &n))
+      return Status::usage(std::string("PARVIS_UPLOAD_SLOTS must be 1..8, not '") + v + "'");
+    c.slots = int(n);
+  }
+  *out = c;
+  return Status::Ok();
+}
+
+std::string TransferInfo::describe() const {
+  std::string s = transfer_name(used);
+  if (used == Transfer::Staged) {
+    const bool kib = piece < (size_t(1) << 20);
+    s += " " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " x " +
+         std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB") +
+         (padded ? ", padded rows" : ", 2-D");
+  }
+  return s;
+}
+
+// ---- the piece plan ------------------------------------------------------------------------------
+PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows) {
+  PiecePlan p;
+  p.width = width;
+  p.rows = rows;
+  if (width == 0 || rows == 0) return p;
+  const size_t total = width * rows, per = 2 * size_t(std::max(threads, 1));
+  const size_t target = std::min(std::max(chunk, size_t(1)),
+                                 std::max(size_t(64) << 10, (total + per - 1) / per));
+  if (whole_rows || width <= target) {
+    p.rows_per_piece = std::max(size_t(1), target / width);
+    p.count = (rows + p.rows_per_piece - 1) / p.rows_per_piece;
+    p.piece_bytes = std::min(p.rows_per_piece, rows) * width;
+  } else {
+    p.cols_per_piece = target;
+    const size_t per_row = (width + target - 1) / target;
+    p.count = rows * per_row;
+    p.piece_bytes = target;
+  }
+  return p;
+}
+
+PiecePlan::Piece PiecePlan::at(size_t i) const {
+  if (rows_per_piece) {
+    const size_t r0 = i * rows_per_piece;
+    return Piece{r0, std::min(rows_per_piece, rows - r0), 0, width};
+  }
+  const size_t per_row = (width + cols_per_piece - 1) / cols_per_piece;
+  const size_t r = i / per_row, c0 = (i % per_row) * cols_per_piece;
+  return Piece{r, 1, c0, std::min(cols_per_piece, width - c0)};
+}
+
+// ---- the grey conversion on the GPU ----------------------------------------------------------------
+__global__ void rgb_rows_to_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
+                                 int W, int rows) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= W) return;
+  for (int y = blockIdx.y; y < rows; y += gridDim.y) {
+    const uint8_t* p = rgb + size_t(y) * rgb_pitch + 3 * size_t(x);
+    dst[size_t(y) * dpitch + x] = gray_of(p[0], p[1], p[2]);
+  }
+}
+
+static Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
+                          int W, int rows, cudaStream_t s) {
+  if (W <= 0 || rows <= 0) return Status::Ok();
+  const dim3 grid(div_up(size_t(W), 256), unsigned(std::min(rows, 65535)));
+  rgb_rows_to_gray<<<grid, 256, 0, s>>>(rgb, rgb_pitch, dst, dpitch, W, rows);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// ---- the thread pool: workers 1..n-1 (the caller is worker 0) ---------------------------------------
+namespace {
+
+class Pool {
+ public:
+  ~Pool() { stop_all(); }
+  void start(int extra) {
+    stop_all();
+    stop_ = false;
+    const uint64_t g = gen_;  // a new thread waits for the next job, not one already run
+    for (int i = 1; i <= extra; ++i) threads_.emplace_back([this, i, g] { loop(i, g); });
+  }
+  int size() const { return int(threads_.size()) + 1; }
+  // f(0) here, f(1..workers-1) on the pool; returns when all are done.
+  void run(int workers, const std::function<void(int)>& f) {
+    if (workers > 1 && !threads_.empty()) {
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        job_ = &f;
+        active_ = workers;
+        pending_ = int(threads_.size());
+        ++gen_;
+        agen_.store(gen_, std::memory_order_release);
+      }
+      cv_.notify_all();
+      f(0);
+      std::unique_lock<std::mutex> lk(mu_);
+      done_.wait(lk, [this] { return pending_ == 0; });
+      job_ = nullptr;
+    } else {
+      f(0);
+    }
+  }
+
+ private:
+  void stop_all() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+  void loop(int index, uint64_t seen) {
+    for (;;) {
+      // Spin a little before sleeping: frames and pieces follow each other within microseconds.
+      const auto t0 = std::chrono::steady_clock::now();
+      while (agen_.load(std::memory_order_acquire) == seen &&
+             std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(300))
+        std::this_thread::yield();
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
+      if (stop_) return;
+      seen = gen_;
+      const std::function<void(int)>* f = job_;
+      const int active = active_;
+      lk.unlock();
+      if (index < active) (*f)(index);
+      lk.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_;
+  const std::function<void(int)>* job_ = nullptr;
+  int active_ = 0, pending_ = 0;
+  uint64_t gen_ = 0;
+  std::atomic<uint64_t> agen_{0};
+  bool stop_ = false;
+};
+
+struct Worker {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;
+  std::vector<cudaEvent_t> ev;  // one per slot: its last DMA
+  PinnedBuffer<uint8_t> host;   // slots x slot_bytes
+  DeviceBuffer<uint8_t> dev;    // the same on the GPU (RGB pieces before their conversion)
+  size_t slot_bytes = 0, dev_slot_bytes = 0;
+};
+
+}  // namespace
+
+struct StagedCopier::Impl {
+  TransferConfig cfg;
+  bool ready = false;
+  int device = 0;
+  cudaEvent_t start = nullptr;
+  std::deque<Worker> workers;  // not movable: pinned and device buffers
+  Pool pool;
+  DeviceBuffer<uint8_t> rgb_scratch;  // pageable / register RGB -> grey: the whole RGB image
+
+  ~Impl() { release(); }
+  void release() {
+    for (Worker& w : workers) {
+      if (w.stream) cudaStreamSynchronize(w.stream);
+      for (cudaEvent_t e : w.ev) cudaEventDestroy(e);
+      if (w.done) cudaEventDestroy(w.done);
+      if (w.stream) cudaStreamDestroy(w.stream);
+    }
+    workers.clear();
+    if (start) cudaEventDestroy(start);
+    start = nullptr;
+    ready = false;
+  }
+
+  // The threads a copy of `bytes` takes: auto's small copies stay on the calling thread.
+  int threads_for(size_t bytes) const {
+    return cfg.mode == Transfer::Auto && bytes < cfg.staged_min ? 1 : cfg.threads;
+  }
+  // Whole-row pieces go as padded rows (the device pitch, one 1-D DMA) where `pitch` is at most
+  // 256 bytes wider than `width`; 0: tight rows, one 2-D DMA a piece.
+  size_t padded_pitch(const PiecePlan& p, size_t pitch) const {
+    return !cfg.copy_2d && p.rows_per_piece && pitch >= p.width && pitch - p.width <= 256 ? pitch : 0;
+  }
+  static size_t slot_need(const PiecePlan& p, size_t padded) {
+    return padded ? std::min(p.rows_per_piece, p.rows) * padded : p.piece_bytes;
+  }
+
+  // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers.
+  Status ensure_slots(int n, size_t bytes, size_t dev_bytes) {
+    const size_t S = size_t(cfg.slots);
+    for (int i = 0; i < n; ++i) {
+      Worker& w = workers[size_t(i)];
+      if (w.slot_bytes < bytes) {
+        CUDA_CHECK(cudaStreamSynchronize(w.stream));  // no DMA may still use the old slots
+        PARVIS_TRY(w.host.alloc(S * bytes));
+        w.slot_bytes = bytes;
+      }
+      if (w.dev_slot_bytes < dev_bytes) {
+        CUDA_CHECK(cudaStreamSynchronize(w.stream));
+        PARVIS_TRY(w.dev.alloc(S * dev_bytes));
+        w.dev_slot_bytes = dev_bytes;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The start of a staged copy: its pieces, workers and slot rows (padded: the device pitch;
+  // 0: tight rows), the slots allocated, the workers ordered after `stream`'s work.
+  struct Staging {
+    PiecePlan p;
+    int n = 0;
+    size_t padded = 0;
+  };
+  Status reserve(size_t width, size_t rows, size_t pitch, bool gray, Staging* st) {
+    const int threads = threads_for(width * rows);
+    st->p = plan_pieces(width, rows, cfg.chunk, threads, gray);
+    st->n = int(std::min<size_t>(size_t(threads), st->p.count));
+    st->padded = gray ? 0 : padded_pitch(st->p, pitch);
+    return ensure_slots(st->n, slot_need(st->p, st->padded), gray ? st->p.piece_bytes : 0);
+  }
+  Status begin(size_t width, size_t rows, size_t pitch, bool gray, cudaStream_t stream,
+               Staging* st) {
+    PARVIS_TRY(reserve(width, rows, pitch, gray, st));
+    return fork(st->n, stream);
+  }
+  // Its end: `stream` after the workers' copies (also after a failure: it waits for what ran),
+  // then the pieces' status and the report.
+  Status end(const Staging& st, cudaStream_t stream, const Status& pieces, TransferInfo local,
+             TransferInfo* info) {
+    PARVIS_TRY(join(st.n, stream));
+    PARVIS_TRY(pieces);
+    local.threads = st.n;
+    local.piece = st.p.piece_bytes;
+    local.padded = st.padded != 0;
+    if (info) *info = local;
+    return Status::Ok();
+  }
+
+  // Orders the first n worker streams after the work queued on `stream` so far.
+  Status fork(int n, cudaStream_t stream) {
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < n; ++i) CUDA_CHECK(cudaStreamWaitEvent(workers[size_t(i)].stream, start, 0));
+    return Status::Ok();
+  }
+  // And `stream`'s later work after theirs.
+  Status join(int n, cudaStream_t stream) {
+    for (int i = 0; i < n; ++i) {
+      Worker& w = workers[size_t(i)];
+      CUDA_CHECK(cudaEventRecord(w.done, w.stream));
+      CUDA_CHECK(cudaStreamWaitEvent(stream, w.done, 0));
+    }
+    return Status::Ok();
+  }
+
+  // Runs body(worker, piece index) over the pieces, n workers, each on its own pieces in turn.
+  // finish(worker), when given, runs on each worker after its last piece (also after a failure).
+  Status run(int n, size_t count, const std::function<Status(int, size_t)>& body,
+             const std::function<Status(int)>* finish = nullptr) {
+    std::atomic<size_t> next{0};
+    std::vector<Status> errs(static_cast<size_t>(n));
+    const int dev = device;
+    pool.run(n, [&](int wi) {
+      if (wi != 0) {
+        const cudaError_t e = cudaSetDevice(dev);
+        if (e != cudaSuccess) {
+          errs[size_t(wi)] = cuda_status(e, "cudaSetDevice(dev)", __FILE__, __LINE__);
+          return;
+        }
+      }
+      for (;;) {
+        const size_t i = next.fetch_add(1);
+        if (i >= count) break;
+        const Status s = body(wi, i);
+        if (!s.ok()) {
+          errs[size_t(wi)] = s;
+          next.store(count);  // the others stop at their next piece
+          break;
+        }
+      }
+      if (finish) {
+        const Status s = (*finish)(wi);
+        if (errs[size_t(wi)].ok()) errs[size_t(wi)] = s;
+      }
+    });
+    for (const Status& s : errs)
+      if (!s.ok()) return s;
+    return Status::Ok();
+  }
+};
+
+StagedCopier::StagedCopier() : impl_(new Impl) {}
+StagedCopier::~StagedCopier() = default;
+
+const TransferConfig& StagedCopier::config() const { return impl_->cfg; }
+
+Status StagedCopier::init(const TransferConfig& c) {
+  Impl& m = *impl_;
+  if (c.threads < 1 || c.threads > 64 || c.slots < 1 || c.slots > 8 || c.chunk == 0)
+    return Status::usage("staged copy: 1..64 threads, 1..8 slots and a chunk of at least 1 byte");
+  if (m.ready && m.cfg.threads == c.threads && m.cfg.slots == c.slots) {
+    m.cfg = c;  // chunk and thresholds change nothing allocated
+    return Status::Ok();
+  }
+  m.release();
+  m.cfg = c;
+  CUDA_CHECK(cudaGetDevice(&m.device));
+  CUDA_CHECK(cudaEventCreateWithFlags(&m.start, cudaEventDisableTiming));
+  for (int i = 0; i < c.threads; ++i) m.workers.emplace_back();
+  for (Worker& w : m.workers) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&w.done, cudaEventDisableTiming));
+    w.ev.assign(size_t(c.slots), nullptr);
+    for (cudaEvent_t& e : w.ev) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  if (m.pool.size() != c.threads) m.pool.start(c.threads - 1);
+  m.ready = true;
+  return Status::Ok();
+}
+
+Transfer StagedCopier::choose(size_t) const {
+  const TransferConfig& c = impl_->cfg;
+  return c.mode == Transfer::Auto ? Transfer::Staged : c.mode;
+}
+
+Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray) {
+  Impl& m = *impl_;
+  if (!m.ready) PARVIS_TRY(init(m.cfg));
+  const size_t bytes = width * rows;
+  const Transfer t = choose(bytes);
+  if (t == Transfer::Staged) {
+    Impl::Staging st;
+    PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, &st));
+  } else if (rgb_to_gray && m.rgb_scratch.size() < bytes) {
+    PARVIS_TRY(m.rgb_scratch.alloc(bytes));
+  }
+  return Status::Ok();
+}
+
+namespace {
+// Copies a piece's rows between the user's rows (`pitch` apart) and a tight slot.
+void pack(uint8_t* slot, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p) {
+  const uint8_t* s = base + p.row0 * pitch + p.col0;
+  if (pitch == p.ncols) {
+    std::memcpy(slot, s, p.nrows * p.ncols);
+    return;
+  }
+  for (size_t r = 0; r < p.nrows; ++r) std::memcpy(slot + r * p.ncols, s + r * pitch, p.ncols);
+}
+void unpack(uint8_t* base, size_t pitch, const uint8_t* slot, const PiecePlan::Piece& p) {
+  uint8_t* d = base + p.row0 * pitch + p.col0;
+  if (pitch == p.ncols) {
+    std::memcpy(d, slot, p.nrows * p.ncols);
+    return;
+  }
+  for (size_t r = 0; r < p.nrows; ++r) std::memcpy(d + r * pitch, slot + r * p.ncols, p.ncols);
+}
+}  // namespace
+
+// One copy host -> device, `gray`: the rows are RGB (width = 3 W) and dst gets their grey.
+Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
+                          const uint8_t* src, size_t spitch, size_t width, size_t rows, bool gray,
+                          cudaStream_t stream, TransferInfo* info) {
+  Impl& m = *impl_;
+  TransferInfo local;
+  local.used = t;
+  local.bytes = width * rows;
+  if (width == 0 || rows == 0) {
+    if (info) *info = local;
+    return Status::Ok();
+  }
+  if (t == Transfer::Staged) {
+    Impl::Staging st;
+    PARVIS_TRY(m.begin(width, rows, dpitch, gray, stream, &st));
+    const PiecePlan& p = st.p;
+    const int n = st.n;
+    const size_t padded = st.padded;
+    std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);
+    const Status s = m.run(n, p.count, [&](int wi, size_t i) -> Status {
+      Worker& w = m.workers[size_t(wi)];
+      const unsigned slot = next_slot[size_t(wi)];
+      next_slot[size_t(wi)] = (slot + 1) % unsigned(m.cfg.slots);
+      const PiecePlan::Piece pc = p.at(i);
+      CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
+      uint8_t* h = w.host.get() + size_t(slot) * w.slot_bytes;
+      if (padded) {  // rows of the device pitch, the bytes past width zero: one 1-D DMA
+        const uint8_t* sr = src + pc.row0 * spitch;
+        for (size_t r = 0; r < pc.nrows; ++r) {
+          std::memcpy(h + r * padded, sr + r * spitch, pc.ncols);
+          std::memset(h + r * padded + pc.ncols, 0, padded - pc.ncols);
+        }
+        CUDA_CHECK(cudaMemcpyAsync(dst + pc.row0 * dpitch, h, pc.nrows * padded,
+                                   cudaMemcpyHostToDevice, w.stream));
+      } else if (gray) {
+        pack(h, src, spitch, pc);
+        uint8_t* d = w.dev.get() + size_t(slot) * w.dev_slot_bytes;
+        CUDA_CHECK(cudaMemcpyAsync(d, h, pc.nrows * pc.ncols, cudaMemcpyHostToDevice, w.stream));
+        PARVIS_TRY(launch_gray(d, pc.ncols, dst + pc.row0 * dpitch, dpitch, int(pc.ncols / 3),
+                               int(pc.nrows), w.stream));
+      } else {
+        pack(h, src, spitch, pc);
+        CUDA_CHECK(cudaMemcpy2DAsync(dst + pc.row0 * dpitch + pc.col0, dpitch, h, pc.ncols,
+                                     pc.ncols, pc.nrows, cudaMemcpyHostToDevice, w.stream));
+      }
+      CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
+      return Status::Ok();
+    });
+    return m.end(st, stream, s, local, info);
+  }
+  // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the scratch.
+  uint8_t* target = dst;
+  size_t tpitch = dpitch;
+  if (gray) {
+    if (m.rgb_scratch.size() < width * rows) {
+      CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier conversion may still read it
+      PARVIS_TRY(m.rgb_scratch.alloc(width * rows));
+    }
+    target = m.rgb_scratch.get();
+    tpitch = width;
+  }
+  void* base = const_cast<uint8_t*>(src);
+  const size_t span = spitch * (rows - 1) + width;
+  if (t == Transfer::Register)
+    CUDA_CHECK(cudaHostRegister(base, span, cudaHostRegisterDefault));
+  const cudaError_t copy = cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows,
+                                             cudaMemcpyHostToDevice, stream);
+  if (t == Transfer::Register) {
+    // The pages stay pinned until the DMA is done, whatever happened.
+    const cudaError_t done = cudaStreamSynchronize(stream);
+    const cudaError_t unreg = cudaHostUnregister(base);
+    CUDA_CHECK(copy);
+    CUDA_CHECK(done);
+    CUDA_CHECK(unreg);
+  }
+  CUDA_CHECK(copy);
+  if (gray) PARVIS_TRY(launch_gray(target, tpitch, dst, dpitch, int(width / 3), int(rows), stream));
+  if (info) *info = local;
+  return Status::Ok();
+}
+
+Status StagedCopier::to_device(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
+                               size_t width, size_t rows, cudaStream_t stream, TransferInfo* info) {
+  if (!impl_->ready) PARVIS_TRY(init(impl_->cfg));
+  return upload_rows(choose(width * rows), dst, dpitch, src, spitch, width, rows, false,
+                     stream, info);
+}
+
+Status StagedCopier::rgb_to_gray_device(uint8_t* dst, size_t dpitch, const uint8_t* rgb,
+                                        size_t spitch, int W, int H, cudaStream_t stream,
+                                        TransferInfo* info) {
+  if (!impl_->ready) PARVIS_TRY(init(impl_->cfg));
+  const size_t width = 3 * size_t(W);
+  return upload_rows(choose(width * size_t(H)), dst, dpitch, rgb, spitch, width, size_t(H),
+                     true, stream, info);
+}
+
+Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
+                             size_t width, size_t rows, cudaStream_t stream, TransferInfo* info) {
+  Impl& m = *impl_;
+  if (!m.ready) PARVIS_TRY(init(m.cfg));
+  TransferInfo local;
+  local.used = choose(width * rows);
+  local.bytes = width * rows;
+  if (width == 0 || rows == 0) {
+    if (info) *info = local;
+    return Status::Ok();
+  }
+  if (local.used == Transfer::Staged) {
+    Impl::Staging st;  // padded: device rows whole, one 1-D DMA a piece
+    PARVIS_TRY(m.begin(width, rows, spitch, false, stream, &st));
+    const PiecePlan& p = st.p;
+    const int n = st.n;
+    const size_t padded = st.padded;
+    // Each worker keeps up to `slots` DMAs in flight and copies out the oldest (FIFO: the
+    // oldest of k issued is slot k % slots).
+    struct Flight {
+      std::vector<PiecePlan::Piece> pieces;
+      size_t issued = 0, drained = 0;
+    };
+    std::vector<Flight> fl(static_cast<size_t>(n));
+    const size_t S = size_t(m.cfg.slots);
+    auto drain_one = [&](int wi) -> Status {
+      Worker& w = m.workers[size_t(wi)];
+      Flight& f = fl[size_t(wi)];
+      const size_t slot = f.drained % S;
+      CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));
+      const uint8_t* h = w.host.get() + slot * w.slot_bytes;
+      const PiecePlan::Piece& pc = f.pieces[f.drained % S];
+      if (padded) {
+        for (size_t r = 0; r < pc.nrows; ++r)
+          std::memcpy(dst + (pc.row0 + r) * dpitch, h + r * padded, pc.ncols);
+      } else {
+        unpack(dst, dpitch, h, pc);
+      }
+      ++f.drained;
+      return Status::Ok();
+    };
+    for (Flight& f : fl) f.pieces.resize(S);
+    // What a worker still has in flight, copied out by that worker.
+    const std::function<Status(int)> finish = [&](int wi) -> Status {
+      while (fl[size_t(wi)].drained < fl[size_t(wi)].issued) PARVIS_TRY(drain_one(wi));
+      return Status::Ok();
+    };
+    const Status s = m.run(n, p.count, [&](int wi, size_t i) -> Status {
+      Worker& w = m.workers[size_t(wi)];
+      Flight& f = fl[size_t(wi)];
+      if (f.issued - f.drained == S) PARVIS_TRY(drain_one(wi));
+      const size_t slot = f.issued % S;
+      const PiecePlan::Piece pc = p.at(i);
+      f.pieces[slot] = pc;
+      if (padded)
+        CUDA_CHECK(cudaMemcpyAsync(w.host.get() + slot * w.slot_bytes, src + pc.row0 * spitch,
+                                   pc.nrows * padded, cudaMemcpyDeviceToHost, w.stream));
+      else
+        CUDA_CHECK(cudaMemcpy2DAsync(w.host.get() + slot * w.slot_bytes, pc.ncols,
+                                     src + pc.row0 * spitch + pc.col0, spitch, pc.ncols,
+                                     pc.nrows, cudaMemcpyDeviceToHost, w.stream));
+      CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
+      ++f.issued;
+      return Status::Ok();
+    }, &finish);
+    return m.end(st, stream, s, local, info);
+  }
+  void* base = dst;
+  const size_t span = dpitch * (rows - 1) + width;
+  if (local.used == Transfer::Register)
+    CUDA_CHECK(cudaHostRegister(base, span, cudaHostRegisterDefault));
+  const cudaError_t copy = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
+                                             cudaMemcpyDeviceToHost, stream);
+  const cudaError_t done = cudaStreamSynchronize(stream);
+  const cudaError_t unreg =
+      local.used == Transfer::Register ? cudaHostUnregister(base) : cudaSuccess;
+  CUDA_CHECK(copy);
+  CUDA_CHECK(done);
+  CUDA_CHECK(unreg);
+  if (info) *info = local;
+  return Status::Ok();
+}
+
+}  // namespace parvis::cuda

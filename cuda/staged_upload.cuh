@@ -1,0 +1,124 @@
+// Host <-> device copies of a user's pageable image at PCIe speed (issue 14): the uploader of
+// cuda-opt's match and filter. Three ways, chosen per copy by size or by PARVIS_UPLOAD:
+//   pageable  one cudaMemcpy2DAsync from / to the pageable rows (the driver stages them itself:
+//             13-14 GB/s host -> device on the H100 host, ~6 GB/s back);
+//   staged    pieces of rows (<= PARVIS_UPLOAD_CHUNK bytes) copied by PARVIS_UPLOAD_THREADS host
+//             threads (a pool owned by the copier; the calling thread is worker 0) into pinned
+//             slots (PARVIS_UPLOAD_SLOTS per worker, allocated once per shape, never per call);
+//             each worker issues its piece's DMA on its own stream and copies its next piece
+//             while that DMA runs (an event per slot says when the slot may be refilled). Back
+//             to the host the same in reverse: a worker keeps its slots' DMAs in flight and
+//             copies out the oldest;
+//   register  cudaHostRegister the rows, one copy, wait, cudaHostUnregister (pays the pinning
+//             on every call: for comparison).
+// `auto` (the default) is staged, on all its threads at or above PARVIS_UPLOAD_MIN bytes (default
+// 1 MiB) and on the calling thread alone below (waking the pool costs more than it saves there;
+// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows). Where the device
+// rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
+// the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between
+// width and dpitch of each device row are written as zeros (the matcher needs them zero; the
+// filter does not read them). The RGB -> grey path uploads the RGB bytes and converts them on the GPU with gray_of
+// (common/gray.hpp: the host's bits), piece by piece on the worker streams where staged.
+// Every CUDA call is checked (file:line); a failure in a worker is returned by the call.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.hpp"
+
+namespace parvis::cuda {
+
+enum class Transfer { Auto, Pageable, Staged, Register };
+const char* transfer_name(Transfer t);
+
+struct TransferConfig {
+  Transfer mode = Transfer::Auto;
+  size_t chunk = size_t(2) << 20;      // the largest piece, bytes
+  int threads = 4;                     // host threads of a staged copy (the caller included)
+  int slots = 2;                       // pinned slots per thread
+  size_t staged_min = size_t(1) << 20; // auto: all threads from this many bytes on, else one
+  bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
+                         // padded rows in one 1-D DMA (PARVIS_UPLOAD_2D=1)
+};
+
+// The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register (direct, chunked
+// and whole, the names of the first experiment, stand for pageable, staged and staged),
+// PARVIS_UPLOAD_CHUNK (bytes, or with a K or M suffix), PARVIS_UPLOAD_THREADS (1..64),
+// PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1). A
+// malformed value is a usage error.
+Status transfer_config_from_env(TransferConfig* out);
+
+// How one copy went (for the timing line and the bench).
+struct TransferInfo {
+  Transfer used = Transfer::Pageable;
+  size_t bytes = 0;   // bytes that crossed the link
+  int threads = 1;    // host threads that took part
+  size_t piece = 0;   // staged: bytes per piece
+  bool padded = false;  // staged: padded rows in 1-D DMAs
+  std::string describe() const;  // e.g. "staged 4 threads x 512 KiB"
+};
+
+class StagedCopier {
+ public:
+  StagedCopier();
+  ~StagedCopier();
+  StagedCopier(const StagedCopier&) = delete;
+  StagedCopier& operator=(const StagedCopier&) = delete;
+
+  // Streams, events and the thread pool for `config` (once; again only when it changes).
+  Status init(const TransferConfig& config);
+  const TransferConfig& config() const;
+  // Allocates what a copy of `rows` rows of `width` bytes needs (pinned slots, device slots for
+  // the grey conversion), so that the copies themselves allocate nothing. Optional: a copy
+  // that finds its buffers too small allocates them then (once per shape).
+  // `pitch`: the device rows' (padded pieces are sized by it).
+  Status prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray = false);
+
+  // The device side of a copy holds rows x dpitch (or spitch) bytes: a staged copy may move the
+  // whole padded rows.
+  // rows x width bytes: host rows `spitch` apart -> device rows `dpitch` apart, ordered after
+  // the work queued on `stream` before the call, and before the work queued after it. The host
+  // rows may be reused when the call returns (staged, register) — pageable: as cudaMemcpyAsync.
+  Status to_device(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch, size_t width,
+                   size_t rows, cudaStream_t stream, TransferInfo* info = nullptr);
+  // W x H RGB pixels (rows `spitch` apart) -> their grey (gray_of) in device rows `dpitch`
+  // apart, converted on the GPU.
+  Status rgb_to_gray_device(uint8_t* dst, size_t dpitch, const uint8_t* rgb, size_t spitch,
+                            int W, int H, cudaStream_t stream, TransferInfo* info = nullptr);
+  // The reverse of to_device: device rows -> host rows, after the work queued on `stream`;
+  // returns when the host rows are written.
+  Status to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch, size_t width,
+                 size_t rows, cudaStream_t stream, TransferInfo* info = nullptr);
+
+  // What a copy of `bytes` bytes takes under the configuration.
+  Transfer choose(size_t bytes) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  Status upload_rows(Transfer t, uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
+                     size_t width, size_t rows, bool gray, cudaStream_t stream, TransferInfo* info);
+};
+
+// The pieces a staged copy cuts rows x width bytes into (host code, tested by the selftest):
+// whole rows, at most `chunk` bytes and at least one row, when a row fits in `chunk`; else each
+// row in pieces of `chunk` bytes. Pieces shrink so that each of `threads` workers gets two
+// where the image is small (never below 64 KiB).
+struct PiecePlan {
+  size_t width = 0, rows = 0;
+  size_t rows_per_piece = 0;  // whole-row pieces; 0 when rows are split
+  size_t cols_per_piece = 0;  // split rows: bytes per piece
+  size_t count = 0;
+  size_t piece_bytes = 0;     // the largest piece
+  struct Piece {
+    size_t row0, nrows, col0, ncols;
+  };
+  Piece at(size_t i) const;
+};
+PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows = false);
+
+}  // namespace parvis::cuda

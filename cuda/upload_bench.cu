@@ -1,0 +1,280 @@
+// ./main bench upload (CUDA versions): the host link, measured the ways cuda/staged_upload.cuh
+// can copy a user's pageable image, so that the default of PARVIS_UPLOAD (auto's threshold,
+// the chunk and the threads) is chosen on numbers (issue 14). For each size:
+//   h2d-pinned          cudaMemcpyAsync from page-locked memory: the floor of the link
+//   h2d-pageable        one cudaMemcpy2DAsync from the pageable image (the driver stages it)
+//   h2d-whole           the first default: every row into one pinned buffer, then one copy
+//   h2d-staged-<C>M     StagedCopier, T threads, pieces of at most C MiB (T = the threads column),
+//                       padded rows in one 1-D DMA a piece; h2d-staged2d-2M: one 2-D DMA a piece
+//   h2d-auto            the default configuration (PARVIS_UPLOAD unset)
+//   h2d-register        cudaHostRegister + copy + cudaHostUnregister, every call
+//   d2h-*               the same back to a pageable image
+// and for the RGB sizes the whole "RGB pageable -> grey on the device" path:
+//   gray-host-<how>     to_gray on the host (as the CLI does today), then the grey uploaded
+//   gray-device-<how>   the RGB bytes uploaded and converted by gray_of on the GPU
+// Each: one warm-up call whose result is checked against the source (a mismatch fails the
+// bench), then calls until --seconds have passed (at least 5, at most 400); the median of the
+// wall time from the call to the end of its copy. Lines on stdout:
+//   upload SIZE METHOD THREADS MEDIAN_MS REPS GB/S PIECE_KIB
+// (GB/s = the image's bytes / median; gray-*: the RGB bytes). bench/run_upload.sh turns them
+// into times.csv rows.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "common/cli.hpp"
+#include "common/image.hpp"
+#include "common/subcommands.hpp"
+#include "staged_upload.cuh"
+
+namespace parvis {
+
+namespace {
+
+struct Size {
+  const char* name;
+  int w, h, c;
+};
+const Size kSizes[] = {
+    {"512x512", 512, 512, 1},         // 0.26 MB
+    {"1326x1025", 1326, 1025, 1},     // 1.36 MB: seed 000's source, grey
+    {"1326x1025x3", 1326, 1025, 3},   // 4.08 MB: the same in RGB
+    {"3840x2160", 3840, 2160, 1},     // 8.3 MB
+    {"3840x2160x3", 3840, 2160, 3},   // 24.9 MB
+    {"10000x10000", 10000, 10000, 1}, // 100 MB
+};
+
+Status make_copier(cuda::Transfer mode, int threads, size_t chunk, bool copy_2d,
+                   cuda::StagedCopier* cp) {
+  cuda::TransferConfig c;
+  c.mode = mode;
+  c.threads = threads;
+  c.chunk = chunk;
+  c.copy_2d = copy_2d;
+  return cp->init(c);
+}
+
+struct Options {
+  double seconds = 0.1;
+  std::vector<std::string> only;  // size names; empty: all
+  bool quick = false;             // threads 4 and 8, chunks 2 and 4 MiB only
+};
+
+template <typename Call>
+Status time_calls(double seconds, Call call, double* median_ms, int* reps) {
+  std::vector<double> t;
+  const double start = now_ms();
+  while (t.size() < 400 && (t.size() < 5 || now_ms() - start < seconds * 1000.0)) {
+    const double a = now_ms();
+    PARVIS_TRY(call());
+    t.push_back(now_ms() - a);
+  }
+  std::sort(t.begin(), t.end());
+  *median_ms = t[t.size() / 2];
+  *reps = int(t.size());
+  return Status::Ok();
+}
+
+void line(const Size& s, const std::string& method, int threads, double ms, int reps,
+          size_t bytes, size_t piece) {
+  std::printf("upload %s %s %d %.4f %d %.2f %zu\n", s.name, method.c_str(), threads, ms, reps,
+              double(bytes) / (ms * 1e6), piece >> 10);
+  std::fflush(stdout);
+}
+
+Status bench_size(const Size& s, const Options& o) {
+  const size_t row = size_t(s.w) * s.c, bytes = row * s.h;
+  const size_t dpitch = (row + 16 + 15) / 16 * 16;  // as the matcher's source rows
+  Image src;
+  PARVIS_TRY(image_alloc(s.w, s.h, s.c, &src));
+  uint64_t z = 0x9E3779B97F4A7C15ull ^ bytes;
+  for (size_t i = 0; i < src.pixels.size(); ++i) {
+    z = z * 6364136223846793005ull + 1442695040888963407ull;
+    src.pixels[i] = uint8_t(z >> 56);
+  }
+  cuda::DeviceBuffer<uint8_t> d;
+  PARVIS_TRY(d.alloc(dpitch * s.h));
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{stream};
+  std::vector<uint8_t> check(bytes), back(bytes);
+
+  // The device rows against the host image (row bytes of `expect`, pitch `epitch`).
+  auto verify = [&](const uint8_t* expect, size_t w, size_t epitch, const std::string& what) -> Status {
+    CUDA_CHECK(cudaMemcpy2D(check.data(), w, d.get(), dpitch, w, size_t(s.h), cudaMemcpyDeviceToHost));
+    for (int y = 0; y < s.h; ++y)
+      if (std::memcmp(check.data() + size_t(y) * w, expect + size_t(y) * epitch, w) != 0)
+        return Status::runtime("bench upload: " + what + " on " + s.name + ": row " +
+                               std::to_string(y) + " differs from the source");
+    return Status::Ok();
+  };
+
+  double ms = 0;
+  int reps = 0;
+  // An upload: d cleared, one call checked against `expect`, then timed (info: how it went).
+  auto measure_up = [&](const std::function<Status()>& call, const uint8_t* expect, size_t w,
+                        size_t epitch, const std::string& method,
+                        const cuda::TransferInfo& info) -> Status {
+    CUDA_CHECK(cudaMemsetAsync(d.get(), 0, dpitch * s.h, stream));
+    PARVIS_TRY(call());
+    PARVIS_TRY(verify(expect, w, epitch, method));
+    PARVIS_TRY(time_calls(o.seconds, call, &ms, &reps));
+    line(s, method, info.threads, ms, reps, bytes, info.piece);
+    return Status::Ok();
+  };
+  // The link's floor: one copy of the whole image between page-locked memory and the GPU.
+  auto pinned_floor = [&](void* to, const void* from, cudaMemcpyKind kind, const char* name) -> Status {
+    auto copy = [&]() -> Status {
+      CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      return Status::Ok();
+    };
+    PARVIS_TRY(copy());
+    PARVIS_TRY(time_calls(o.seconds, copy, &ms, &reps));
+    line(s, name, 1, ms, reps, bytes, 0);
+    return Status::Ok();
+  };
+  const std::vector<int> threads = o.quick ? std::vector<int>{4, 8} : std::vector<int>{1, 2, 4, 8};
+  const std::vector<size_t> chunks_mib = o.quick ? std::vector<size_t>{2, 4} : std::vector<size_t>{2, 4, 8};
+
+  // ---- host -> device ----
+  {
+    cuda::PinnedBuffer<uint8_t> pinned;
+    PARVIS_TRY(pinned.alloc(bytes));
+    std::memcpy(pinned.get(), src.pixels.data(), bytes);
+    PARVIS_TRY(pinned_floor(d.get(), pinned.get(), cudaMemcpyHostToDevice, "h2d-pinned"));
+    auto whole = [&]() -> Status {
+      for (int y = 0; y < s.h; ++y) std::memcpy(pinned.get() + size_t(y) * row, src.row(y), row);
+      CUDA_CHECK(cudaMemcpy2DAsync(d.get(), dpitch, pinned.get(), row, row, size_t(s.h),
+                                   cudaMemcpyHostToDevice, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      return Status::Ok();
+    };
+    PARVIS_TRY(whole());
+    PARVIS_TRY(verify(src.pixels.data(), row, src.stride, "h2d-whole"));
+    PARVIS_TRY(time_calls(o.seconds, whole, &ms, &reps));
+    line(s, "h2d-whole", 1, ms, reps, bytes, bytes);
+  }
+  auto run_mode = [&](cuda::Transfer mode, int t, size_t chunk, const std::string& name,
+                      bool copy_2d = false) -> Status {
+    cuda::StagedCopier cp;
+    PARVIS_TRY(make_copier(mode, t, chunk, copy_2d, &cp));
+    PARVIS_TRY(cp.prepare(row, size_t(s.h), dpitch));
+    cuda::TransferInfo info;
+    auto up = [&]() -> Status {
+      PARVIS_TRY(cp.to_device(d.get(), dpitch, src.pixels.data(), src.stride, row, size_t(s.h),
+                              stream, &info));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      return Status::Ok();
+    };
+    PARVIS_TRY(measure_up(up, src.pixels.data(), row, src.stride, "h2d-" + name, info));
+    // The same back: the device rows (now the source) into a pageable image.
+    auto down = [&]() -> Status {
+      return cp.to_host(back.data(), row, d.get(), dpitch, row, size_t(s.h), stream, &info);
+    };
+    std::fill(back.begin(), back.end(), uint8_t(0));
+    PARVIS_TRY(down());
+    for (int y = 0; y < s.h; ++y)
+      if (std::memcmp(back.data() + size_t(y) * row, src.row(y), row) != 0)
+        return Status::runtime("bench upload: d2h-" + name + " on " + s.name + ": row " +
+                               std::to_string(y) + " differs");
+    PARVIS_TRY(time_calls(o.seconds, down, &ms, &reps));
+    line(s, "d2h-" + name, info.threads, ms, reps, bytes, info.piece);
+    return Status::Ok();
+  };
+  PARVIS_TRY(run_mode(cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));
+  PARVIS_TRY(run_mode(cuda::Transfer::Register, 1, size_t(2) << 20, "register"));
+  for (size_t c : chunks_mib)
+    for (int t : threads)
+      PARVIS_TRY(run_mode(cuda::Transfer::Staged, t, c << 20, "staged-" + std::to_string(c) + "M"));
+  // One 2-D DMA per piece (tight slot rows) instead of padded rows; and the default (auto).
+  PARVIS_TRY(run_mode(cuda::Transfer::Staged, 4, size_t(2) << 20, "staged2d-2M", true));
+  PARVIS_TRY(run_mode(cuda::Transfer::Auto, cuda::TransferConfig().threads, cuda::TransferConfig().chunk, "auto"));
+  {  // d2h floor
+    cuda::PinnedBuffer<uint8_t> pinned;
+    PARVIS_TRY(pinned.alloc(bytes));
+    PARVIS_TRY(pinned_floor(pinned.get(), d.get(), cudaMemcpyDeviceToHost, "d2h-pinned"));
+  }
+
+  // ---- RGB pageable -> grey on the device ----
+  if (s.c == 3) {
+    const Image gray_ref = to_gray(src);
+    const size_t gw = size_t(s.w);
+    auto gray_mode = [&](bool on_device, cuda::Transfer mode, int t, size_t chunk,
+                         const std::string& name) -> Status {
+      cuda::StagedCopier cp;
+      PARVIS_TRY(make_copier(mode, t, chunk, false, &cp));
+      PARVIS_TRY(on_device ? cp.prepare(row, size_t(s.h), dpitch, true) : cp.prepare(gw, size_t(s.h), dpitch));
+      cuda::TransferInfo info;
+      auto call = [&]() -> Status {
+        if (on_device) {
+          PARVIS_TRY(cp.rgb_to_gray_device(d.get(), dpitch, src.pixels.data(), src.stride, s.w,
+                                           s.h, stream, &info));
+        } else {
+          const Image g = to_gray(src);
+          PARVIS_TRY(cp.to_device(d.get(), dpitch, g.pixels.data(), g.stride, gw, size_t(s.h),
+                                  stream, &info));
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        return Status::Ok();
+      };
+      PARVIS_TRY(measure_up(call, gray_ref.pixels.data(), gw, gray_ref.stride,
+                            std::string(on_device ? "gray-device-" : "gray-host-") + name, info));
+      return Status::Ok();
+    };
+    PARVIS_TRY(gray_mode(false, cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));
+    PARVIS_TRY(gray_mode(false, cuda::Transfer::Staged, 4, size_t(2) << 20, "staged-2M"));
+    PARVIS_TRY(gray_mode(true, cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));
+    PARVIS_TRY(gray_mode(true, cuda::Transfer::Register, 1, size_t(2) << 20, "register"));
+    for (size_t c : chunks_mib)
+      for (int t : threads)
+        PARVIS_TRY(gray_mode(true, cuda::Transfer::Staged, t, c << 20, "staged-" + std::to_string(c) + "M"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int bench_upload(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: ./main bench upload [--seconds S] [--size NAME]... [--quick]\n"
+          "Times host <-> device copies of a pageable image (cuda/staged_upload.cuh): pinned\n"
+          "(the floor), pageable, the first default (whole), staged (threads x chunk), register,\n"
+          "and RGB -> grey on the host or on the device. Sizes: 512x512 1326x1025 1326x1025x3\n"
+          "3840x2160 3840x2160x3 10000x10000. Lines: upload SIZE METHOD THREADS MEDIAN_MS REPS\n"
+          "GB/S PIECE_KIB.\n");
+      return kExitOk;
+    }
+    if (a == "--seconds" && i + 1 < argc) {
+      o.seconds = std::atof(argv[++i]);
+    } else if (a == "--size" && i + 1 < argc) {
+      o.only.push_back(argv[++i]);
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      return report_failure(Status::usage("bench upload: unknown option '" + a + "'"));
+    }
+  }
+  Status st = cuda::require_device();
+  for (const Size& s : kSizes) {
+    if (!st.ok()) break;
+    if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), s.name) == o.only.end()) continue;
+    st = bench_size(s, o);
+  }
+  if (!st.ok()) return report_failure(st);
+  return kExitOk;
+}
+
+}  // namespace parvis

@@ -1,0 +1,90 @@
+// The staged copier's piece plan (cuda/staged_upload.cuh), on the host: for many shapes, chunk
+// sizes (dividing the image or not) and thread counts, every byte of the rows x width image is
+// in exactly one piece, pieces lie inside the image, whole-row pieces hold whole rows, no piece
+// is larger than the plan's piece_bytes (the slot size), and piece_bytes respects the chunk
+// (or one row where whole rows are required). Also the PARVIS_UPLOAD* parsing.
+// Built and run by tests/gpu/match.sh (nvcc, no GPU needed):
+//   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload.cu -o x
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "staged_upload.cuh"
+
+using parvis::cuda::PiecePlan;
+using parvis::cuda::plan_pieces;
+
+static int failures = 0, checks = 0;
+#define EXPECT(cond, ...)                        \
+  do {                                           \
+    ++checks;                                    \
+    if (!(cond)) {                               \
+      ++failures;                                \
+      std::printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      std::printf(__VA_ARGS__);                  \
+      std::printf("\n");                         \
+    }                                            \
+  } while (0)
+
+static void check(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows) {
+  const PiecePlan p = plan_pieces(width, rows, chunk, threads, whole_rows);
+  std::vector<unsigned char> seen(width * rows, 0);
+  size_t largest = 0;
+  for (size_t i = 0; i < p.count; ++i) {
+    const PiecePlan::Piece pc = p.at(i);
+    EXPECT(pc.row0 + pc.nrows <= rows && pc.col0 + pc.ncols <= width && pc.nrows > 0 && pc.ncols > 0,
+           "%zux%zu chunk %zu: piece %zu outside", width, rows, chunk, i);
+    if (whole_rows) EXPECT(pc.col0 == 0 && pc.ncols == width, "piece %zu not whole rows", i);
+    largest = std::max(largest, pc.nrows * pc.ncols);
+    for (size_t r = 0; r < pc.nrows; ++r)
+      for (size_t c = 0; c < pc.ncols; ++c) ++seen[(pc.row0 + r) * width + pc.col0 + c];
+  }
+  size_t bad = 0;
+  for (unsigned char v : seen) bad += v != 1;
+  EXPECT(bad == 0, "%zux%zu chunk %zu threads %d whole %d: %zu bytes not covered once", width, rows,
+         chunk, threads, int(whole_rows), bad);
+  EXPECT(largest <= p.piece_bytes, "%zux%zu chunk %zu: a piece of %zu > slot %zu", width, rows, chunk,
+         largest, p.piece_bytes);
+  const size_t limit = whole_rows ? std::max(chunk, width) : chunk;
+  EXPECT(p.piece_bytes <= limit, "%zux%zu chunk %zu: piece_bytes %zu over %zu", width, rows, chunk,
+         p.piece_bytes, limit);
+}
+
+int main() {
+  const size_t widths[] = {1, 3, 7, 21, 1327, 3 * 1327, 3840, 3 * 3840, 65536, 300001};
+  const size_t rows[] = {1, 2, 3, 5, 17, 1025, 2161};
+  const size_t chunks[] = {4096, 5000, 65536, 100003, size_t(2) << 20, size_t(4) << 20};
+  const int threads[] = {1, 2, 3, 4, 8};
+  for (size_t w : widths)
+    for (size_t r : rows) {
+      if (w * r > (size_t(12) << 20)) continue;
+      for (size_t c : chunks)
+        for (int t : threads)
+          for (bool whole : {false, true}) check(w, r, c, t, whole);
+    }
+  check(0, 5, 4096, 4, false);
+  check(5, 0, 4096, 4, false);
+  EXPECT(plan_pieces(0, 5, 4096, 4).count == 0, "an empty image has pieces");
+  // Small images shrink their pieces so that every worker gets two (never below 64 KiB).
+  const PiecePlan p = plan_pieces(3840, 2160, size_t(8) << 20, 4);
+  EXPECT(p.count >= 8, "3840x2160 at 8 MiB, 4 threads: %zu pieces", p.count);
+
+  // PARVIS_UPLOAD* parsing.
+  parvis::cuda::TransferConfig c;
+  setenv("PARVIS_UPLOAD", "staged", 1);
+  setenv("PARVIS_UPLOAD_CHUNK", "512K", 1);
+  setenv("PARVIS_UPLOAD_THREADS", "8", 1);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Staged &&
+             c.chunk == (size_t(512) << 10) && c.threads == 8,
+         "PARVIS_UPLOAD=staged CHUNK=512K THREADS=8 parsed wrong");
+  setenv("PARVIS_UPLOAD", "fast", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD=fast accepted");
+  setenv("PARVIS_UPLOAD", "register", 1);
+  setenv("PARVIS_UPLOAD_THREADS", "0", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_THREADS=0 accepted");
+  setenv("PARVIS_UPLOAD_THREADS", "2", 1);
+  setenv("PARVIS_UPLOAD_CHUNK", "2Q", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_CHUNK=2Q accepted");
+  std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -11,6 +11,8 @@
 // prepared once per source size (a small cache of matchers keyed by the source's size, as a
 // video reuses one matcher for its frames). Outputs are all-or-nothing: the first item that
 // fails stops the batch with one error line naming its file, and nothing is printed or written.
+// --mask: one mask for every item, so every template must have its size (checked, naming the
+// template, before any matching).
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include "common/output.hpp"
 #include "image_io.hpp"
 #include "match/cli_match.hpp"
+#include "match/mask.hpp"
 
 namespace parvis {
 
@@ -183,6 +186,8 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       if (s.ok()) gray_tpls[i] = to_gray(tpl);
       if (s.ok()) s = about(positional[i + 1], match::check_template(gray_tpls[i]));
       if (s.ok()) s = about(positional[i + 1], match::check_source(gray_source, gray_tpls[i].width, gray_tpls[i].height));
+      // --mask: the one mask of the batch must have every template's size.
+      if (s.ok()) s = about(positional[i + 1], match::mask::check(req.params, gray_tpls[i].width, gray_tpls[i].height));
     }
     if (!s.ok()) return report_failure(s);
     // The source's FFT transform, made by the first template that needs it and reused by every
@@ -220,6 +225,7 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     s = image_read(template_path, &tpl);
     if (s.ok()) gray_tpl = to_gray(tpl);
     if (s.ok()) s = about(template_path, match::check_template(gray_tpl));
+    if (s.ok()) s = about(template_path, match::mask::check(req.params, gray_tpl.width, gray_tpl.height));
     std::vector<std::string> sources;
     if (s.ok()) s = expand_sources(positional, &sources);
     if (!s.ok()) return report_failure(s);

@@ -44,7 +44,12 @@ mkdir -p "$T"
   "$GEN" crop "$N" 400 3 1 1 "$T/t1x1.bmp" &&
   "$GEN" crop "$DATA/noise_640x480.bmp" 2 400 1 41 "$T/t1x41.bmp" &&
   "$GEN" crop "$DATA/gradient_257x129.bmp" 200 100 57 29 "$T/grad57x29.bmp" &&
-  "$GEN" crop "$DATA/noise_640x480.bmp" 301 133 16 16 "$T/t16.bmp" || { fail "setup: parvis-gen crop"; finish; }
+  "$GEN" crop "$DATA/noise_640x480.bmp" 301 133 16 16 "$T/t16.bmp" &&
+  "$GEN" crop "$N" 250 30 37 23 "$T/u37x23.bmp" &&
+  "$GEN" crop "$DATA/noise_640x480.bmp" 7 9 37 23 "$T/v37x23.bmp" &&
+  "$GEN" mask 37x23 ring "$T/ring37x23.pgm" &&
+  "$GEN" mask 37x23 holes "$T/holes37x23.pgm" --seed 11 &&
+  "$GEN" mask 16x16 holes "$T/holes16.pgm" --seed 12 || { fail "setup: parvis-gen crop, mask"; finish; }
 # A directory of sources of different sizes (two of 333x251), in name order, and a file that is
 # not an image (skipped with a note).
 S=$WORK/sources
@@ -111,6 +116,15 @@ templates tpl-capsules-top "$DATA/capsules.bmp" "$DATA/capsule_template.bmp $DAT
   --top 16 --min-distance 50 --subpixel "${COLOR[@]}"
 templates tpl-capsules720 "$DATA/capsules_720p.bmp" "$DATA/capsules_720p_template.bmp $DATA/capsule_template.bmp" \
   --method fft "${COLOR[@]}"
+# --mask: one mask for every item (templates of the mask's size), each item the single masked
+# call (the CPU FFT shares the source's transform across masked templates too).
+M37="$T/t37x23.bmp $T/u37x23.bmp $T/v37x23.bmp $T/t37x23.bmp"
+templates tpl-mask-auto "$N" "$M37" --mask "$T/ring37x23.pgm" --top 3
+templates tpl-mask-fft "$N" "$M37" --mask "$T/holes37x23.pgm" --method fft --top 2
+templates tpl-mask-sad "$N" "$M37" --mask "$T/ring37x23.pgm" --metric sad --top 2 --subpixel
+templates tpl-mask-ncc-fft "$N" "$M37" --mask "$T/holes37x23.pgm" --metric ncc --method fft --top 3 --subpixel
+templates tpl-mask-ccorr-all "$N" "$T/t37x23.bmp $T/u37x23.bmp" --mask "$T/ring37x23.pgm" --metric ccorr-normed \
+  --all --min-score 0.9 --min-distance 5
 
 DIRSRC="$S/a_noise333.bmp $S/b_noise333.bmp $S/c_noise640.bmp $S/d_gradient.bmp $S/e_noise401.ppm"
 sources src-dir-auto "$T/t16.bmp" "$S" "$DIRSRC" --top 3
@@ -120,24 +134,39 @@ sources src-dir-ncc "$T/t16.bmp" "$S" "$DIRSRC" --metric ncc --method fft --subp
 sources src-mixed "$DATA/capsule_template.bmp" "$DATA/capsules.bmp $S $DATA/capsules_720p.bmp" \
   "$DATA/capsules.bmp $DIRSRC $DATA/capsules_720p.bmp" --top 2 "${COLOR[@]}"
 sources src-files "$T/t37x23.bmp" "$N $DATA/noise_1027x769_gray.pgm $N" "$N $DATA/noise_1027x769_gray.pgm $N" --method fft --top 2
+sources src-mask-dir "$T/t16.bmp" "$S" "$DIRSRC" --mask "$T/holes16.pgm" --top 2
+sources src-mask-ncc-fft "$T/t16.bmp" "$S" "$DIRSRC" --mask "$T/holes16.pgm" --metric ncc --method fft --subpixel
+# A template of another size than the mask stops the batch (exit 2, nothing on stdout), as the
+# single call with that template does.
+"$EXE" match "$N" "$T/t37x23.bmp" "$T/t16.bmp" --mask "$T/ring37x23.pgm" >"$WORK/mask-size.out" 2>"$WORK/mask-size.err"
+rc=$? single_rc=0
+"$EXE" match "$N" "$T/t16.bmp" --mask "$T/ring37x23.pgm" >/dev/null 2>&1 || single_rc=$?
+if [ $rc = 2 ] && [ $single_rc = 2 ] && [ ! -s "$WORK/mask-size.out" ] && grep -q "t16.bmp: the mask (37x23)" "$WORK/mask-size.err"; then
+  pass "mask-size (exit 2, naming the template)"
+else
+  fail "mask-size: batch exit $rc, single $single_rc, stdout $(wc -c <"$WORK/mask-size.out") bytes: $(head -n1 "$WORK/mask-size.err")"
+fi
 
-# Files: per item, the single call's map and picture.
-files() {  # name mode
-  local name=$1 dir=$WORK/$1; mkdir -p "$dir/b" "$dir/s"
-  local i=0 f bad=""
-  if [ "$2" = templates ]; then
-    run "$dir/b/stdout" "$N" "$T/t37x23.bmp" "$T/t64x64.bmp" --map "$dir/b/m.npy" || { fail "$name: batch exited $?"; return; }
-    for f in t37x23 t64x64; do
+# Files: per item, the single call's map and picture. files NAME MODE "TEMPLATES" [options...]:
+# with MODE templates, TEMPLATES (names in $T) against $N; with sources, $T/t16.bmp on $S.
+files() {
+  local name=$1 mode=$2 tpls=$3 dir=$WORK/$1; shift 3
+  mkdir -p "$dir/b" "$dir/s"
+  local i=0 f bad="" paths=()
+  if [ "$mode" = templates ]; then
+    for f in $tpls; do paths+=("$T/$f.bmp"); done
+    run "$dir/b/stdout" "$N" "${paths[@]}" --map "$dir/b/m.npy" "$@" || { fail "$name: batch exited $?"; return; }
+    for f in "${paths[@]}"; do
       i=$((i + 1))
-      run "$dir/s/stdout" "$N" "$T/$f.bmp" --map "$dir/s/m$i.npy" || { fail "$name: single exited $?"; return; }
+      run "$dir/s/stdout" "$N" "$f" --map "$dir/s/m$i.npy" "$@" || { fail "$name: single exited $?"; return; }
       cmp -s "$dir/b/m-$i.npy" "$dir/s/m$i.npy" || bad+=" m-$i.npy"
     done
   else
-    run "$dir/b/stdout" --sources "$S" --template "$T/t16.bmp" --map "$dir/b/m.npy" --out "$dir/b/o.bmp" --top 2 ||
+    run "$dir/b/stdout" --sources "$S" --template "$T/t16.bmp" --map "$dir/b/m.npy" --out "$dir/b/o.bmp" --top 2 "$@" ||
       { fail "$name: batch exited $?: $(head -n1 "$dir/b/stdout.err")"; return; }
     for f in $DIRSRC; do
       i=$((i + 1))
-      run "$dir/s/stdout" "$f" "$T/t16.bmp" --map "$dir/s/m$i.npy" --out "$dir/s/o$i.bmp" --top 2 || { fail "$name: single exited $?"; return; }
+      run "$dir/s/stdout" "$f" "$T/t16.bmp" --map "$dir/s/m$i.npy" --out "$dir/s/o$i.bmp" --top 2 "$@" || { fail "$name: single exited $?"; return; }
       cmp -s "$dir/b/m-$i.npy" "$dir/s/m$i.npy" || bad+=" m-$i.npy"
       cmp -s "$dir/b/o-$i.bmp" "$dir/s/o$i.bmp" || bad+=" o-$i.bmp"
     done
@@ -145,6 +174,8 @@ files() {  # name mode
   [ -z "$bad" ] || { fail "$name: differs from the single calls:$bad"; return; }
   pass "$name ($i items)"
 }
-files files-templates templates
-files files-sources sources
+files files-templates templates "t37x23 t64x64"
+files files-sources sources ""
+files files-templates-mask templates "t37x23 u37x23 v37x23" --mask "$T/ring37x23.pgm" --metric ncc
+files files-sources-mask sources "" --mask "$T/holes16.pgm" --metric sad
 finish

@@ -50,6 +50,7 @@ bool parse_bytes(const char* v, size_t lo, size_t hi, size_t* out) {
 
 Status transfer_config_from_env(TransferConfig* out) {
   TransferConfig c;
+  if (const unsigned hw = std::thread::hardware_concurrency(); hw > 0) c.threads = std::min(c.threads, int(hw));
   if (const char* v = std::getenv("PARVIS_UPLOAD"); v && *v) {
     const std::string s(v);
     if (s == "auto") c.mode = Transfer::Auto;
@@ -258,7 +259,8 @@ struct StagedCopier::Impl {
 
   // The threads a copy of `bytes` takes: auto's small copies stay on the calling thread.
   int threads_for(size_t bytes) const {
-    return cfg.mode == Transfer::Auto && bytes < cfg.staged_min ? 1 : cfg.threads;
+    if (cfg.mode != Transfer::Auto || bytes >= cfg.staged_all) return cfg.threads;
+    return bytes < cfg.staged_min ? 1 : std::min(cfg.threads, 4);
   }
   // Whole-row pieces go as padded rows (the device pitch, one 1-D DMA) where `pitch` is at most
   // 256 bytes wider than `width`; 0: tight rows, one 2-D DMA a piece.

@@ -38,9 +38,12 @@ const char* transfer_name(Transfer t);
 struct TransferConfig {
   Transfer mode = Transfer::Auto;
   size_t chunk = size_t(2) << 20;      // the largest piece, bytes
-  int threads = 4;                     // host threads of a staged copy (the caller included)
+  int threads = 8;                     // host threads of a staged copy (the caller included;
+                                       // at most the host's hardware threads by default)
   int slots = 2;                       // pinned slots per thread
-  size_t staged_min = size_t(1) << 20; // auto: all threads from this many bytes on, else one
+  size_t staged_min = size_t(1) << 20; // auto: one thread below this many bytes,
+  size_t staged_all = size_t(16) << 20;  // 4 below this many, all `threads` from it on (H100
+                                         // host: 4 threads won at 8.3 MB, 8 at 24.9 and 100 MB)
   bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
                          // padded rows in one 1-D DMA (PARVIS_UPLOAD_2D=1)
 };

@@ -974,6 +974,17 @@ void write_testdata(const std::string& dir) {
   describe_capsules("capsules_720p.bmp", hd);
   write_video(join_path(dir, "capsules.y4m"));
   write_line_testdata(dir);
+
+  // A directory of sources for `match --sources` (issue 14): odd and different sizes, two of
+  // 333x251 (the template's plan reused), grey and colour, BMP, PGM and PPM.
+  const std::string batch = join_path(dir, "batch_sources");
+  s = make_dirs(batch);
+  if (!s.ok()) die(s);
+  write_image(batch, "a_noise_333x251.bmp", crop(noise_big, {0, 0, 333, 251}));
+  write_image(batch, "b_noise_333x251.pgm", noise_image(333, 251, 1, 108));
+  write_image(batch, "c_noise_640x480.bmp", noise_vga);
+  write_image(batch, "d_gradient_257x129.bmp", gradient_image(257, 129));
+  write_image(batch, "e_noise_401x177.ppm", crop(noise_big, {17, 9, 401, 177}));
 }
 
 // ------------------------------------------------------------------ subcommands

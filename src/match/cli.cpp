@@ -3,11 +3,14 @@
 //              [--min-distance D]
 //              [--color NAME] [--hsv-min H,S,V] [--hsv-max H,S,V] [--full-ratio R] [--json]
 //              [--explain] [--mask M]
+// ./main match SOURCE TEMPLATE TEMPLATE... | --template TEMPLATE --sources SOURCE|DIR...
+//              (batches: src/match/batch.cpp)
 // Finds the template in the source (on grey, DESIGN.md's formula) — the best match, the K
 // best, or every match scoring at most S, optionally at least D apart — optionally counts the
 // pixels of each reported match that fall in an HSV range (full / empty capsule, seed 000),
 // and writes the annotated source and the score map only once everything has succeeded.
 #include <algorithm>
+#include <cstdarg>
 #include <cstdlib>
 #include <cstdio>
 #include <string>
@@ -18,12 +21,15 @@
 #include "common/output.hpp"
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
+#include "match/cli_match.hpp"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
 
 #include <unistd.h>
 
 namespace parvis {
+
+namespace match_cli {
 
 namespace {
 
@@ -45,13 +51,6 @@ Status parse_hsv_triple(const std::string& option, const std::string& text, int*
   return Status::Ok();
 }
 
-struct ColorRequest {
-  bool enabled = false;
-  std::string label;  // "blue", or "in-range" for a range given only by numbers
-  color::HsvRange range;
-  double full_ratio = 0.2;
-};
-
 Status parse_color_request(const std::string& name, const std::string& hsv_min,
                            const std::string& hsv_max, double full_ratio, ColorRequest* out) {
   ColorRequest req;
@@ -67,14 +66,6 @@ Status parse_color_request(const std::string& name, const std::string& hsv_min,
   req.full_ratio = full_ratio;
   *out = req;
   return Status::Ok();
-}
-
-// Red, 2 px wide (3 px on pictures of 1000 px or more, to stay visible when scaled down).
-Image annotate(const Image& source, const std::vector<Rect>& rects) {
-  Image img = to_rgb(source);
-  const int thickness = (source.width >= 1000 || source.height >= 1000) ? 3 : 2;
-  for (const Rect& r : rects) draw_rect(&img, r, Rgb{255, 0, 0}, thickness);
-  return img;
 }
 
 // A reported score: the exact integer (SSD, SAD), or the normed double (ncc.hpp).
@@ -102,26 +93,240 @@ void json_position(Json& j, match::Metric metric, const match::Position& p,
   j.end_object();
 }
 
+// printf onto the end of *out.
+__attribute__((format(printf, 2, 3))) void appendf(std::string* out, const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (size_t(n) < sizeof buf) {
+    out->append(buf, size_t(n));
+    return;
+  }
+  std::string big(size_t(n) + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(&big[0], big.size(), fmt, ap);
+  va_end(ap);
+  out->append(big, 0, size_t(n));
+}
+
 // " subpixel x=... y=..." (3 decimals), or " subpixel -" where no fit was kept.
-void print_subpixel(const match::Subpixel& sub) {
+void append_subpixel(std::string* out, const match::Subpixel& sub) {
   if (sub.fitted)
-    std::printf(" subpixel x=%.3f y=%.3f", sub.x, sub.y);
+    appendf(out, " subpixel x=%.3f y=%.3f", sub.x, sub.y);
   else
-    std::printf(" subpixel -");
+    out->append(" subpixel -");
 }
 
 }  // namespace
 
+Rgb item_color(size_t i) {
+  static const Rgb kColors[] = {{255, 0, 0},   {0, 200, 0},   {0, 90, 255},  {255, 200, 0},
+                                {255, 0, 255}, {0, 220, 220}, {255, 128, 0}, {140, 60, 255}};
+  return kColors[i % (sizeof kColors / sizeof kColors[0])];
+}
+
+// 2 px wide (3 px on pictures of 1000 px or more, to stay visible when scaled down).
+Image annotate(const Image& source, const std::vector<std::vector<Rect>>& groups,
+               const std::vector<Rgb>& colors) {
+  Image img = to_rgb(source);
+  const int thickness = (source.width >= 1000 || source.height >= 1000) ? 3 : 2;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (const Rect& r : groups[g]) draw_rect(&img, r, colors[g], thickness);
+  return img;
+}
+
+Status read_mask(const std::string& path, match::Params* params) {
+  if (path.empty()) return Status::Ok();
+  Image mask_image;
+  PARVIS_TRY(image_read(path, &mask_image));
+  params->mask = to_gray(mask_image);  // grey like the template (mask.hpp)
+  return Status::Ok();
+}
+
+std::vector<Rect> outlined(const Request& req, const Item& item) {
+  const size_t n = req.selecting ? item.rects.size() : std::min<size_t>(1, item.rects.size());
+  return std::vector<Rect>(item.rects.begin(), item.rects.begin() + std::ptrdiff_t(n));
+}
+
+Status run_item(const Request& req, const Image& source, const Image& gray_source,
+                const Image& gray_tpl, match::Matcher* matcher, Item* item) {
+  const double t0 = now_ms();
+  item->source_width = source.width;
+  item->source_height = source.height;
+  item->template_width = gray_tpl.width;
+  item->template_height = gray_tpl.height;
+  item->mask_counted =
+      match::mask::active(req.params) ? match::mask::template_sums(gray_tpl, req.params.mask).n : 0;
+  match::Result& res = item->res;
+  PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
+  if (req.selecting)
+    res.best = match::select_matches(res.map, res.map_width, res.map_height, req.params.metric,
+                                     req.all, req.max_rank, req.top_k, req.min_distance);
+  if (res.best.empty() && !req.all) return Status::runtime("match returned no position");
+  item->rects.clear();
+  for (const match::Position& p : res.best)
+    item->rects.push_back(Rect{p.x, p.y, gray_tpl.width, gray_tpl.height});
+  item->subs.clear();
+  if (req.subpixel)
+    for (const match::Position& p : res.best)
+      item->subs.push_back(
+          match::subpixel_fit(gray_source, gray_tpl, req.params.metric, p, &req.params.mask));
+
+  // The colour verdict of each reported match (full when at least full_ratio of its pixels
+  // are in range).
+  const size_t n = res.best.size();
+  item->counts.assign(n, color::CountResult{});
+  item->fractions.assign(n, 0.0);
+  item->is_full.assign(n, false);
+  item->n_full = 0;
+  item->color_ms = 0;
+  if (req.color.enabled) {
+    const double tc = now_ms();
+    Image rgb_of_grey;  // a grey source has no colour: its pixels count as grey (S = 0)
+    if (source.channels != 3) rgb_of_grey = to_rgb(source);
+    for (size_t i = 0; i < n; ++i) {
+      PARVIS_TRY(color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, item->rects[i],
+                                      req.color.range, &item->counts[i]));
+      item->fractions[i] = double(item->counts[i].matching) / double(item->counts[i].total);
+      item->is_full[i] = item->fractions[i] >= req.color.full_ratio;
+      item->n_full += item->is_full[i] ? 1 : 0;
+    }
+    item->color_ms = now_ms() - tc;
+  }
+  item->total_ms = now_ms() - t0;
+  return Status::Ok();
+}
+
+std::string item_output(const Request& req, const Item& item) {
+  // The first reported match is "the" match (x, y, score; its colour verdict as before);
+  // with --all or --min-distance every reported one carries its own verdict.
+  const match::Result& res = item.res;
+  const match::Metric metric = req.params.metric;
+  const bool selecting = req.selecting, subpixel = req.subpixel;
+  const ColorRequest& color_req = req.color;
+  const auto& subs = item.subs;
+  const auto& is_full = item.is_full;
+  const bool any = !res.best.empty();
+  const match::Position best = any ? res.best[0] : match::Position{};
+  const color::CountResult count = item.counts.empty() ? color::CountResult{} : item.counts[0];
+  const double fraction = any ? item.fractions[0] : 0.0;
+  const bool full = any && is_full[0];
+  const int n = int(res.best.size());
+  const int n_full = item.n_full;
+  const char* const kVerdict[2] = {"empty", "full"};
+  std::string out;
+  if (req.json) {
+    Json j;
+    j.begin_object();
+    j.key("operation").str("match");
+    j.key("metric").str(match::metric_name(metric));
+    j.key("method").str(match::method_name(req.params.method));
+    j.key("source").begin_object().key("width").num(item.source_width).key("height").num(item.source_height).end_object();
+    j.key("template").begin_object().key("width").num(item.template_width).key("height").num(item.template_height).end_object();
+    if (match::mask::active(req.params))
+      j.key("mask").begin_object().key("counted").num(item.mask_counted).end_object();
+    if (any) {
+      j.key("x").num(best.x);
+      j.key("y").num(best.y);
+      json_score(j.key("score"), metric, best.score);
+    }
+    if (selecting) {
+      j.key("count").num(n);
+      if (req.all && req.normed) j.key("min_score").num(req.min_score);
+      else if (req.all) j.key("max_score").num(uint64_t(req.max_score));
+      j.key("min_distance").num(req.min_distance);
+    }
+    j.key("top").begin_array();
+    for (int i = 0; i < n; ++i)
+      json_position(j, metric, res.best[size_t(i)],
+                    selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr,
+                    subpixel ? &subs[size_t(i)] : nullptr);
+    j.end_array();
+    if (subpixel && any)
+      j.key("subpixel").begin_object().key("x").num(subs[0].x).key("y").num(subs[0].y)
+          .key("fitted").boolean(subs[0].fitted).end_object();
+    if (!req.map_path.empty())
+      j.key("map").begin_object().key("width").num(res.map_width).key("height").num(res.map_height).end_object();
+    if (color_req.enabled) {
+      const color::HsvRange& r = color_req.range;
+      j.key("color").begin_object();
+      j.key("name").str(color_req.label);
+      j.key("hsv_min").begin_array().num(r.h_min).num(r.s_min).num(r.v_min).end_array();
+      j.key("hsv_max").begin_array().num(r.h_max).num(r.s_max).num(r.v_max).end_array();
+      if (any) {
+        j.key("matching").num(count.matching);
+        j.key("total").num(count.total);
+        j.key("fraction").num(fraction);
+      }
+      j.key("full_ratio").num(color_req.full_ratio);
+      if (any) j.key("verdict").str(full ? "full" : "empty");
+      if (selecting) j.key("full").num(n_full).key("empty").num(n - n_full);
+      j.end_object();
+    }
+    if (req.explain) {
+      j.key("method_used").str(match::method_name(res.method_used));
+      j.key("explain").str(res.explain);
+    }
+    j.end_object();
+    return j.text();
+  }
+  if (any)
+    appendf(&out, "match %s at x=%d y=%d score=%s (template %dx%d in %dx%d)\n",
+            match::metric_name(metric), best.x, best.y, score_text(metric, best.score).c_str(),
+            item.template_width, item.template_height, item.source_width, item.source_height);
+  else
+    appendf(&out, "match %s: no position scores %s %s (template %dx%d in %dx%d)\n",
+            match::metric_name(metric), req.normed ? "at least" : "at most",
+            req.threshold_text.c_str(), item.template_width, item.template_height,
+            item.source_width, item.source_height);
+  if (subpixel && any) {
+    out.append("best:");
+    append_subpixel(&out, subs[0]);
+    out.append("\n");
+  }
+  for (int i = 1; i < n; ++i) {
+    const match::Position& p = res.best[size_t(i)];
+    appendf(&out, "  #%d at x=%d y=%d score=%s", i + 1, p.x, p.y, score_text(metric, p.score).c_str());
+    if (subpixel) append_subpixel(&out, subs[size_t(i)]);
+    if (selecting && color_req.enabled)
+      appendf(&out, " -> %s (%.1f%%)", kVerdict[is_full[size_t(i)] ? 1 : 0], 100.0 * item.fractions[size_t(i)]);
+    out.append("\n");
+  }
+  if (color_req.enabled && any)
+    appendf(&out, "color: %llu/%llu %s pixels (%.1f%%) -> %s\n",
+            static_cast<unsigned long long>(count.matching),
+            static_cast<unsigned long long>(count.total), color_req.label.c_str(),
+            100.0 * fraction, full ? "full" : "empty");
+  if (selecting) appendf(&out, "matches: %d%s", n, color_req.enabled ? "" : "\n");
+  if (selecting && color_req.enabled) appendf(&out, " (%d full, %d empty)\n", n_full, n - n_full);
+  if (req.explain)
+    appendf(&out, "method: %s (%s)\n", match::method_name(res.method_used), res.explain.c_str());
+  return out;
+}
+
+void print_item_timings(const Request& req, const Item& item) {
+  print_timings("match", item.total_ms, item.res.timings);
+  if (req.color.enabled && !item.res.best.empty()) print_timings("color", item.color_ms, item.counts[0].timings);
+}
+
+}  // namespace match_cli
+
 int cli_match(int argc, char** argv) {
+  using namespace match_cli;
   std::string metric_text = "ssd", method_text = "auto", out_path, map_path;
   std::string color_name, hsv_min, hsv_max;
   std::string max_score_text, min_score_text;
+  std::string template_path;
   std::string mask_path;
   int top_k = 1, min_distance = 0;
   double full_ratio = 0.2;
-  bool json = false, explain = false, all = false, subpixel = false;
+  bool json = false, explain = false, all = false, subpixel = false, sources = false;
   ArgParser args(
-      "usage: ./main match SOURCE TEMPLATE [--metric ssd|sad|ncc|ccorr-normed]\n"
+      "usage: ./main match SOURCE TEMPLATE [TEMPLATE...] [--metric ssd|sad|ncc|ccorr-normed]\n"
+      "       ./main match --template TEMPLATE --sources SOURCE|DIR... [options]\n"
       "                    [--method auto|direct|fft] [--out annotated.png] [--map scores.npy]\n"
       "                    [--top K] [--all --max-score S | --all --min-score S]\n"
       "                    [--min-distance D] [--subpixel]\n"
@@ -137,7 +342,19 @@ int cli_match(int argc, char** argv) {
       "the pixels of each reported match inside an HSV range (OpenCV's 8-bit convention:\n"
       "H 0..179, S and V 0..255) and calls it full or empty. With --mask M (an image of the\n"
       "template's size, made grey), only the template pixels where M is nonzero count: every\n"
-      "metric sums over them alone (ncc: n = their number), exactly, on every version.");
+      "metric sums over them alone (ncc: n = their number), exactly, on every version.\n"
+      "Batches (one process; each item's answer is exactly its single call's): several\n"
+      "TEMPLATEs against one SOURCE (read, made grey and prepared once; the FFT method reuses\n"
+      "its transform), or with --sources one --template against every SOURCE, a DIR meaning its\n"
+      "image files in name order (the template prepared once per source size). Options apply to\n"
+      "every item; the text gives a line 'item I/N: source S template T' before each item's\n"
+      "lines, --json one object with an \"items\" array of the single calls' objects. --out: one\n"
+      "picture of SOURCE with every template's matches (template I in colour I: red, green,\n"
+      "blue, yellow, magenta, cyan, orange, violet); with --sources one picture per source,\n"
+      "NAME-I.EXT (I = 1..N); --map: one map per item, NAME-I.npy. The first item that fails\n"
+      "(unreadable file, template larger than the source) stops the batch with one error line\n"
+      "naming the file: nothing is printed or written. A batch with --mask uses the one mask\n"
+      "for every item: every template must have the mask's size (an error otherwise).");
   args.option("--metric", &metric_text, "ssd|sad|ncc|ccorr-normed", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft",
               "direct sums, or ΣI·T through FFT cross-correlation: ssd, ncc, ccorr-normed "
@@ -166,13 +383,24 @@ int cli_match(int argc, char** argv) {
               "ccorr-normed; every method but fft with sad)");
   args.flag("--json", &json, "print the result as one JSON object");
   args.flag("--explain", &explain, "also say which method ran and why (differs between versions)");
+  args.flag("--sources", &sources,
+            "batch: every positional argument is a source (a directory: its image files)");
+  args.option("--template", &template_path, "FILE", "with --sources: the one template");
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   Status s;
-  if (pos.size() != 2) return report_failure(Status::usage("match needs SOURCE and TEMPLATE (see --help)"));
+  if (sources && template_path.empty())
+    return report_failure(Status::usage("--sources needs --template FILE (see --help)"));
+  if (!sources && !template_path.empty())
+    return report_failure(Status::usage("--template goes with --sources (see --help)"));
+  if (sources && pos.empty())
+    return report_failure(Status::usage("--sources needs at least one SOURCE file or directory"));
+  if (!sources && pos.size() < 2)
+    return report_failure(Status::usage("match needs SOURCE and TEMPLATE (see --help)"));
 
   // Every usage error before any file is read.
-  match::Params params;
+  Request req;
+  match::Params& params = req.params;
   params.top_k = top_k;
   params.want_map = !map_path.empty();
   s = match::parse_metric(metric_text, &params.metric);
@@ -181,8 +409,7 @@ int cli_match(int argc, char** argv) {
   if (!s.ok()) return report_failure(s);
   if (!map_path.empty() && file_extension(map_path) != "npy")
     return report_failure(Status::usage("--map writes a .npy file, not '" + map_path + "'"));
-  ColorRequest color_req;
-  s = parse_color_request(color_name, hsv_min, hsv_max, full_ratio, &color_req);
+  s = parse_color_request(color_name, hsv_min, hsv_max, full_ratio, &req.color);
   if (!s.ok()) return report_failure(s);
   // Every match / suppression: chosen from the exact score map, which the direct method gives
   // on every version (select_matches, DESIGN.md).
@@ -221,68 +448,53 @@ int cli_match(int argc, char** argv) {
     params.method = match::Method::Direct;
     params.want_map = true;
   }
+  req.metric_text = metric_text;
+  req.out_path = out_path;
+  req.map_path = map_path;
+  req.json = json;
+  req.explain = explain;
+  req.all = all;
+  req.subpixel = subpixel;
+  req.selecting = selecting;
+  req.normed = normed;
+  req.top_k = top_k;
+  req.min_distance = min_distance;
+  req.max_score = max_score;
+  req.min_score = min_score;
+  req.max_rank = max_rank;
+  req.threshold_text = threshold_text;
+  if (sources || pos.size() > 2) {
+    // A batch: one mask for every item, read before the images (match_batch checks each
+    // template against it before any matching).
+    s = read_mask(mask_path, &params);
+    if (!s.ok()) return report_failure(s);
+    return match_batch(req, pos, sources, template_path);
+  }
 
   const double t0 = now_ms();
   Image source, tpl;
   s = image_read(pos[0], &source);
   if (s.ok()) s = image_read(pos[1], &tpl);
-  if (s.ok() && !mask_path.empty()) {  // --mask: grey like the template (mask.hpp)
-    Image mask_image;
-    s = image_read(mask_path, &mask_image);
-    if (s.ok()) params.mask = to_gray(mask_image);
-  }
+  if (s.ok()) s = read_mask(mask_path, &params);
   if (!s.ok()) return report_failure(s);
   const Image gray_source = to_gray(source);
   const Image gray_tpl = to_gray(tpl);
 
   match::MatcherPtr matcher;
-  match::Result res;
+  Item item;
   s = match::matcher_create(gray_tpl, params, &matcher);
-  if (s.ok()) s = match::matcher_run(matcher.get(), gray_source, &res);
+  if (s.ok()) s = run_item(req, source, gray_source, gray_tpl, matcher.get(), &item);
   if (!s.ok()) return report_failure(s);
-  if (selecting)
-    res.best = match::select_matches(res.map, res.map_width, res.map_height, params.metric, all,
-                                     max_rank, top_k, min_distance);
-  if (res.best.empty() && !all) return report_failure(Status::runtime("match returned no position"));
-  std::vector<Rect> rects;
-  for (const match::Position& p : res.best) rects.push_back(Rect{p.x, p.y, tpl.width, tpl.height});
-  std::vector<match::Subpixel> subs;
-  if (subpixel)
-    for (const match::Position& p : res.best)
-      subs.push_back(match::subpixel_fit(gray_source, gray_tpl, params.metric, p, &params.mask));
-
-  // The colour verdict of each reported match (full when at least full_ratio of its pixels
-  // are in range).
-  std::vector<color::CountResult> counts(res.best.size());
-  std::vector<double> fractions(res.best.size(), 0.0);
-  std::vector<bool> is_full(res.best.size(), false);
-  int n_full = 0;
-  double color_ms = 0;
-  if (color_req.enabled) {
-    const double tc = now_ms();
-    Image rgb_of_grey;  // a grey source has no colour: its pixels count as grey (S = 0)
-    if (source.channels != 3) rgb_of_grey = to_rgb(source);
-    for (size_t i = 0; i < rects.size() && s.ok(); ++i) {
-      s = color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, rects[i],
-                               color_req.range, &counts[i]);
-      fractions[i] = double(counts[i].matching) / double(counts[i].total);
-      is_full[i] = fractions[i] >= color_req.full_ratio;
-      n_full += is_full[i] ? 1 : 0;
-    }
-    color_ms = now_ms() - tc;
-    if (!s.ok()) return report_failure(s);
-  }
 
   // Outputs: encode everything first, then write; if a later write fails, remove the
   // earlier ones, so that a failure leaves no file behind.
   std::vector<uint8_t> out_bytes, map_bytes;
   // --out outlines the best match; with --all or --min-distance every reported one.
-  const std::vector<Rect> outlined =
-      selecting ? rects : std::vector<Rect>(rects.begin(), rects.begin() + std::min<size_t>(1, rects.size()));
-  if (!out_path.empty()) s = image_encode(annotate(source, outlined), file_extension(out_path), &out_bytes);
+  if (!out_path.empty())
+    s = image_encode(annotate(source, {outlined(req, item)}, {item_color(0)}), file_extension(out_path), &out_bytes);
   if (s.ok() && !map_path.empty())
-    s = npy_encode(DType::F64, res.map.data(),
-                   {size_t(res.map_height), size_t(res.map_width)}, &map_bytes);
+    s = npy_encode(DType::F64, item.res.map.data(),
+                   {size_t(item.res.map_height), size_t(item.res.map_width)}, &map_bytes);
   if (!s.ok()) return report_failure(s);
   if (!out_path.empty()) s = write_file_atomic(out_path, out_bytes.data(), out_bytes.size());
   if (s.ok() && !map_path.empty()) {
@@ -290,108 +502,11 @@ int cli_match(int argc, char** argv) {
     if (!s.ok() && !out_path.empty() && out_path != "-") ::unlink(out_path.c_str());
   }
   if (!s.ok()) return report_failure(s);
-  const double total_ms = now_ms() - t0;
+  item.total_ms = now_ms() - t0;
 
-  // The first reported match is "the" match (x, y, score; its colour verdict as before);
-  // with --all or --min-distance every reported one carries its own verdict.
-  const bool any = !res.best.empty();
-  const match::Position best = any ? res.best[0] : match::Position{};
-  const color::CountResult count = counts.empty() ? color::CountResult{} : counts[0];
-  const double fraction = any ? fractions[0] : 0.0;
-  const bool full = any && is_full[0];
-  const int n = int(res.best.size());
-  const char* const kVerdict[2] = {"empty", "full"};
-  if (json) {
-    Json j;
-    j.begin_object();
-    j.key("operation").str("match");
-    j.key("metric").str(match::metric_name(params.metric));
-    j.key("method").str(match::method_name(params.method));
-    j.key("source").begin_object().key("width").num(source.width).key("height").num(source.height).end_object();
-    j.key("template").begin_object().key("width").num(tpl.width).key("height").num(tpl.height).end_object();
-    if (match::mask::active(params))
-      j.key("mask").begin_object().key("counted").num(match::mask::template_sums(gray_tpl, params.mask).n).end_object();
-    if (any) {
-      j.key("x").num(best.x);
-      j.key("y").num(best.y);
-      json_score(j.key("score"), params.metric, best.score);
-    }
-    if (selecting) {
-      j.key("count").num(n);
-      if (all && normed) j.key("min_score").num(min_score);
-      else if (all) j.key("max_score").num(uint64_t(max_score));
-      j.key("min_distance").num(min_distance);
-    }
-    j.key("top").begin_array();
-    for (int i = 0; i < n; ++i)
-      json_position(j, params.metric, res.best[size_t(i)],
-                    selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr,
-                    subpixel ? &subs[size_t(i)] : nullptr);
-    j.end_array();
-    if (subpixel && any)
-      j.key("subpixel").begin_object().key("x").num(subs[0].x).key("y").num(subs[0].y)
-          .key("fitted").boolean(subs[0].fitted).end_object();
-    if (!map_path.empty())
-      j.key("map").begin_object().key("width").num(res.map_width).key("height").num(res.map_height).end_object();
-    if (color_req.enabled) {
-      const color::HsvRange& r = color_req.range;
-      j.key("color").begin_object();
-      j.key("name").str(color_req.label);
-      j.key("hsv_min").begin_array().num(r.h_min).num(r.s_min).num(r.v_min).end_array();
-      j.key("hsv_max").begin_array().num(r.h_max).num(r.s_max).num(r.v_max).end_array();
-      if (any) {
-        j.key("matching").num(count.matching);
-        j.key("total").num(count.total);
-        j.key("fraction").num(fraction);
-      }
-      j.key("full_ratio").num(color_req.full_ratio);
-      if (any) j.key("verdict").str(full ? "full" : "empty");
-      if (selecting) j.key("full").num(n_full).key("empty").num(n - n_full);
-      j.end_object();
-    }
-    if (explain) {
-      j.key("method_used").str(match::method_name(res.method_used));
-      j.key("explain").str(res.explain);
-    }
-    j.end_object();
-    std::printf("%s\n", j.text().c_str());
-  } else {
-    if (any)
-      std::printf("match %s at x=%d y=%d score=%s (template %dx%d in %dx%d)\n",
-                  match::metric_name(params.metric), best.x, best.y,
-                  score_text(params.metric, best.score).c_str(), tpl.width, tpl.height,
-                  source.width, source.height);
-    else
-      std::printf("match %s: no position scores %s %s (template %dx%d in %dx%d)\n",
-                  match::metric_name(params.metric), normed ? "at least" : "at most",
-                  threshold_text.c_str(), tpl.width, tpl.height, source.width, source.height);
-    if (subpixel && any) {
-      std::printf("best:");
-      print_subpixel(subs[0]);
-      std::printf("\n");
-    }
-    for (int i = 1; i < n; ++i) {
-      const match::Position& p = res.best[size_t(i)];
-      std::printf("  #%d at x=%d y=%d score=%s", i + 1, p.x, p.y,
-                  score_text(params.metric, p.score).c_str());
-      if (subpixel) print_subpixel(subs[size_t(i)]);
-      if (selecting && color_req.enabled)
-        std::printf(" -> %s (%.1f%%)", kVerdict[is_full[size_t(i)] ? 1 : 0], 100.0 * fractions[size_t(i)]);
-      std::printf("\n");
-    }
-    if (color_req.enabled && any)
-      std::printf("color: %llu/%llu %s pixels (%.1f%%) -> %s\n",
-                  static_cast<unsigned long long>(count.matching),
-                  static_cast<unsigned long long>(count.total), color_req.label.c_str(),
-                  100.0 * fraction, full ? "full" : "empty");
-    if (selecting)
-      std::printf("matches: %d%s", n, color_req.enabled ? "" : "\n");
-    if (selecting && color_req.enabled) std::printf(" (%d full, %d empty)\n", n_full, n - n_full);
-    if (explain)
-      std::printf("method: %s (%s)\n", match::method_name(res.method_used), res.explain.c_str());
-  }
-  print_timings("match", total_ms, res.timings);
-  if (color_req.enabled && any) print_timings("color", color_ms, count.timings);
+  const std::string text = item_output(req, item);
+  std::printf("%s%s", text.c_str(), json ? "\n" : "");
+  print_item_timings(req, item);
   return kExitOk;
 }
 

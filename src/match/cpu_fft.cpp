@@ -182,9 +182,26 @@ class BigBuffer {
   size_t n_ = 0;
 };
 
+// A batch's source, transformed once for all its templates (match.hpp SourceCache): the
+// column pass's source spectra (every group, in the scratch's layout, forward-transformed) and
+// the norms of the rounding bound, with what identifies the source they were made from.
+struct SourceSpectrum : SourceCache::State {
+  const uint8_t* pixels = nullptr;
+  int width = 0, height = 0, n0 = 0, n1 = 0;
+  size_t stride = 0;
+  uint64_t l1 = 0, l2sq = 0;
+  bool ready = false;
+  BigBuffer<fftw_complex> cols;
+  bool same(const Image& src, int pn0, int pn1) const {
+    return ready && pixels == src.pixels.data() && width == src.width && height == src.height &&
+           stride == src.stride && n0 == pn0 && n1 == pn1;
+  }
+};
+
 struct Plan {
   Image tpl;
   int threads = 1;
+  SourceCache* source_cache = nullptr;  // a batch's shared source (null: none)
   uint64_t tpl_sq_sum = 0;  // ΣT²
   double tpl_l1 = 0;        // ΣT   (the bound's ‖t‖₁)
   double tpl_l2 = 0;        // √ΣT² (‖t‖₂)
@@ -242,9 +259,10 @@ bool available() { return true; }
 
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 
-Status prepare(const Image& gray_template, int threads, PlanPtr* out) {
+Status prepare(const Image& gray_template, int threads, PlanPtr* out, SourceCache* source_cache) {
   PlanPtr p(new Plan);
   p->tpl = gray_template;
+  p->source_cache = source_cache;
   p->threads = std::max(1, threads);
   for (int y = 0; y < gray_template.height; ++y)
     for (int x = 0; x < gray_template.width; ++x) {
@@ -402,7 +420,11 @@ static void template_rows(Plan* p, const CpuExec& exec) {
 // scratch, both forward, the product with the template's conjugate scaled by 1/(n0·n1),
 // inverse, rows < map_h back into `spec`. When `keep` the template's column spectra go to
 // tpl_cols_buf (already conjugated and scaled) for the later runs.
-static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
+// `src_cols` (a batch's SourceSpectrum, null: none): with `src_ready` the source's column
+// spectra are copied from it instead of gathered and transformed; without, they are saved
+// there after the forward transform, for the next templates.
+static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec,
+                        fftw_complex* src_cols = nullptr, bool src_ready = false) {
   const int n0 = p->n0, n_half = p->n1 / 2 + 1, H = p->src_h, h = p->tpl.height;
   const size_t col_block = size_t(n0) * kColumnGroup;
   const int groups = (n_half + kColumnGroup - 1) / kColumnGroup;
@@ -431,8 +453,13 @@ static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec) {
         t[i][1] *= -scale;
       }
     }
-    gather(p->spec, H, s);
-    fftw_execute_dft(p->cols_fwd, s, s);
+    if (src_ready) {
+      std::memcpy(s, src_cols + col_block * size_t(g), sizeof(fftw_complex) * col_block);
+    } else {
+      gather(p->spec, H, s);
+      fftw_execute_dft(p->cols_fwd, s, s);
+      if (src_cols) std::memcpy(src_cols + col_block * size_t(g), s, sizeof(fftw_complex) * col_block);
+    }
     for (size_t i = 0; i < col_block; ++i) {
       const double ar = s[i][0], ai = s[i][1], br = t[i][0], bi = t[i][1];
       s[i][0] = ar * br - ai * bi;
@@ -497,34 +524,70 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   PROF_T(t0);
   if (!p->tpl_cols_ready && !p->tpl_spec_ready) template_rows(p, exec);
   PROF_T(t1);
-  // The source's rows, a chunk at a time: filled, with the norms ‖x‖₁ and ‖x‖₂² for the
-  // bound (per worker, added after), then transformed.
-  std::vector<uint64_t>&l1 = p->l1, &l2sq = p->l2sq;
-  l1.assign(size_t(exec.workers), 0);
-  l2sq.assign(size_t(exec.workers), 0);
-  exec.for_each((H + kRowChunk - 1) / kRowChunk, [&](int c, int worker) {
-    for (int y = c * kRowChunk; y < (c + 1) * kRowChunk; ++y) {
-      fill_padded_row(src, n1, p->real_stride, y, p->real);
-      if (y >= H) continue;
-      const uint8_t* s = src.row(y);
-      uint64_t a = 0, b = 0;
-      for (int x = 0; x < W; ++x) {
-        a += s[x];
-        b += uint64_t(s[x]) * s[x];
-      }
-      l1[size_t(worker)] += a;
-      l2sq[size_t(worker)] += b;
+  // A batch's source (SourceSpectrum): transformed by its first template, reused by the next
+  // ones. Without memory for it, each template transforms the source as a single call does.
+  SourceSpectrum* shared = nullptr;
+  bool shared_ready = false;
+  if (p->source_cache) {
+    shared = dynamic_cast<SourceSpectrum*>(p->source_cache->state.get());
+    shared_ready = shared && shared->same(src, n0, n1);
+    if (!shared_ready) {
+      std::unique_ptr<SourceSpectrum> fresh(new SourceSpectrum);
+      const size_t groups = size_t((n_half + kColumnGroup - 1) / kColumnGroup);
+      shared = fresh->cols.alloc(groups * size_t(n0) * kColumnGroup) ? fresh.get() : nullptr;
+      p->source_cache->state = std::move(fresh);
     }
-    fftw_execute_dft_r2c(p->rows_fwd, p->real + size_t(c) * kRowChunk * p->real_stride,
-                         p->spec + size_t(c) * kRowChunk * p->spec_stride);
-  });
+  }
   uint64_t sum_l1 = 0, sum_l2sq = 0;
-  for (size_t i = 0; i < l1.size(); ++i) {
-    sum_l1 += l1[i];
-    sum_l2sq += l2sq[i];
+  if (shared_ready) {
+    sum_l1 = shared->l1;
+    sum_l2sq = shared->l2sq;
+    // The rows the column pass leaves alone but the last chunk's c2r reads: zero (their output
+    // is not used; a single call has the source's row spectra there).
+    const size_t rows_read = size_t((map_h + kRowChunk - 1) / kRowChunk) * kRowChunk;
+    std::fill(reinterpret_cast<double*>(p->spec + size_t(map_h) * p->spec_stride),
+              reinterpret_cast<double*>(p->spec + rows_read * p->spec_stride), 0.0);
+  } else {
+    // The source's rows, a chunk at a time: filled, with the norms ‖x‖₁ and ‖x‖₂² for the
+    // bound (per worker, added after), then transformed.
+    std::vector<uint64_t>&l1 = p->l1, &l2sq = p->l2sq;
+    l1.assign(size_t(exec.workers), 0);
+    l2sq.assign(size_t(exec.workers), 0);
+    exec.for_each((H + kRowChunk - 1) / kRowChunk, [&](int c, int worker) {
+      for (int y = c * kRowChunk; y < (c + 1) * kRowChunk; ++y) {
+        fill_padded_row(src, n1, p->real_stride, y, p->real);
+        if (y >= H) continue;
+        const uint8_t* s = src.row(y);
+        uint64_t a = 0, b = 0;
+        for (int x = 0; x < W; ++x) {
+          a += s[x];
+          b += uint64_t(s[x]) * s[x];
+        }
+        l1[size_t(worker)] += a;
+        l2sq[size_t(worker)] += b;
+      }
+      fftw_execute_dft_r2c(p->rows_fwd, p->real + size_t(c) * kRowChunk * p->real_stride,
+                           p->spec + size_t(c) * kRowChunk * p->spec_stride);
+    });
+    for (size_t i = 0; i < l1.size(); ++i) {
+      sum_l1 += l1[i];
+      sum_l2sq += l2sq[i];
+    }
   }
   PROF_T(t2);
-  column_pass(p, map_h, keep, exec);
+  column_pass(p, map_h, keep, exec, shared ? shared->cols.data() : nullptr, shared_ready);
+  if (shared && !shared_ready) {
+    shared->pixels = src.pixels.data();
+    shared->width = W;
+    shared->height = H;
+    shared->stride = src.stride;
+    shared->n0 = n0;
+    shared->n1 = n1;
+    shared->l1 = sum_l1;
+    shared->l2sq = sum_l2sq;
+    shared->ready = true;
+  }
+  if (shared) ++(shared_ready ? p->source_cache->reused : p->source_cache->made);
   p->tpl_spec_ready = false;  // its memory takes the map now
   PROF_T(t3);
 
@@ -673,7 +736,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
 struct Plan {};
 bool available() { return false; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
-Status prepare(const Image&, int, PlanPtr*) { return unavailable(); }
+Status prepare(const Image&, int, PlanPtr*, SourceCache*) { return unavailable(); }
 Status run(Plan*, const Image&, int, bool, const CpuExec&, RescoreFn, Result*, bool*) {
   return unavailable();
 }

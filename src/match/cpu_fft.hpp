@@ -45,7 +45,12 @@ using PlanPtr = std::unique_ptr<Plan, PlanDeleter>;
 // never builds it). FFTW's chosen plans are cached on disk between processes (cpu_fft.cpp:
 // "wisdom cache"). `threads` is the workers' count, reported in the explanation (seq and simd:
 // 1). A plan is used by one thread at a time.
-Status prepare(const Image& gray_template, int threads, PlanPtr* out);
+// `source_cache` (match.hpp; null: none): a batch's source shared by several templates. The first
+// run keeps the source's 2-D spectrum and norms there, and every later run of a plan given the
+// same cache on the same source image (of the same padded size) takes them instead of
+// transforming the source again: one forward transform per template instead of two.
+Status prepare(const Image& gray_template, int threads, PlanPtr* out,
+               SourceCache* source_cache = nullptr);
 
 // Exact scores for candidate positions, by the version's own direct kernel: fills the
 // `score` of every position in the vector.

@@ -17,6 +17,20 @@ namespace parvis::match {
 enum class Metric { SSD, SAD, NCC, CCorrNormed };
 enum class Method { Auto, Direct, FFT };
 
+// A batch's one source matched by several templates (./main match SOURCE T1 T2 ...,
+// src/match/batch.cpp): a version may keep here what it computed from the source alone (the
+// CPU FFT: the source's 2-D spectrum and norms, cpu_fft.cpp) and reuse it for the next
+// template, when the source is the same image object, unchanged, of the same padded size. Valid
+// while that image lives unchanged; a version that keeps nothing ignores it (the answers are the
+// same either way: only the time differs).
+struct SourceCache {
+  struct State {
+    virtual ~State() = default;
+  };
+  std::unique_ptr<State> state;
+  int made = 0, reused = 0;  // runs that made / reused the state (--explain, bench)
+};
+
 struct Params {
   Metric metric = Metric::SSD;
   Method method = Method::Auto;
@@ -25,6 +39,8 @@ struct Params {
   // CUDA versions: time each stage with events into Result::timings.stages (cuda-opt pays one
   // extra, ungraphed run for it). For the bench; CPU versions ignore it.
   bool stage_times = false;
+  // Set by a batch of templates on one source (SourceCache above); null: nothing is kept.
+  SourceCache* source_cache = nullptr;
   // --mask (src/match/mask.hpp): grey, the template's size; a nonzero pixel counts, a 0 is
   // ignored by every metric. Empty: every pixel counts.
   Image mask;

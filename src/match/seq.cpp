@@ -35,7 +35,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
     m.runs = mask::runs_of(params.mask);
   }
   if (params.method == Method::FFT)  // SSD, NCC
-    PARVIS_TRY(fft::prepare(mask::active(params) ? m.masked_tpl : gray_template, 1, &m.fft));
+    PARVIS_TRY(fft::prepare(mask::active(params) ? m.masked_tpl : gray_template, 1, &m.fft,
+                            params.source_cache));
   return Status::Ok();
 }
 

@@ -69,7 +69,9 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
     // --mask: the FFT correlates with the masked template (cpu_mask_fft.hpp).
     if (mask) m->runs = mask::runs_of(*mask);
     const Image fft_tpl = mask ? mask::apply(gray_template, mask::binary(*mask)) : Image();
-    if (fft::available()) PARVIS_TRY(fft::prepare(mask ? fft_tpl : gray_template, m->threads, &m->fft));
+    if (fft::available())
+      PARVIS_TRY(fft::prepare(mask ? fft_tpl : gray_template, m->threads, &m->fft,
+                              params.source_cache));
     else if (params.method == Method::FFT) return fft::unavailable();
   }
   *out = std::move(m);

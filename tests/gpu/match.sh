@@ -10,9 +10,12 @@
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side
 #   3. ./main bench match on both versions, and the GPU-side event timings
+#   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
+#   tests/match_batch.sh per version: every batch equals its single calls; memcheck on them in 2)
 #   4. cuda-opt's upload (PARVIS_UPLOAD=pageable|staged|register, cuda/staged_upload.cuh): the
 #      piece plan's host test, the matchupload and matchcuda cases under each mode, memcheck under
 #      staged with odd pieces and under register, and ./main bench upload (bench-upload.txt)
+#   5. bench/run_match_batch.sh: 8 templates / 8 sources in one call against 8 calls
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -101,3 +104,8 @@ PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_saniti
 PARVIS_UPLOAD=register gpu_sanitize memcheck cuda-opt matchupload register
 bin/cuda-opt bench upload --seconds ${UPLOAD_BENCH_SECONDS:-0.1} >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"
 echo "bench upload: exit $? (see $LOG/bench-upload.txt)"
+
+# Batches (issue 14): one process, one context, against the same work as separate calls.
+VERSIONS="cuda-naive cuda-opt" bench/run_match_batch.sh 3 >"$LOG/bench-match-batch.txt" 2>&1
+echo "bench match batch: exit $? (see $LOG/bench-match-batch.txt)"
+grep -E 'calls/batch' "$LOG/bench-match-batch.txt"

@@ -1,0 +1,88 @@
+// The parts of `./main match` that a single call (src/match/cli.cpp) and a batch
+// (src/match/batch.cpp: several templates against one source, one template against many
+// sources) share: the parsed request, one item's computation, its text or JSON, and the
+// annotated source. One piece of code per idea: a batch's item is exactly a single call.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "color/color.hpp"
+#include "common/cli.hpp"
+#include "common/image.hpp"
+#include "match/match_common.hpp"
+
+namespace parvis::match_cli {
+
+struct ColorRequest {
+  bool enabled = false;
+  std::string label;  // "blue", or "in-range" for a range given only by numbers
+  color::HsvRange range;
+  double full_ratio = 0.2;
+};
+
+// Every option of the command line, checked (usage errors come before any file is read).
+struct Request {
+  match::Params params;
+  std::string metric_text, out_path, map_path;
+  bool json = false, explain = false, all = false, subpixel = false;
+  bool selecting = false;  // --all or --min-distance > 1: chosen from the exact map
+  bool normed = false;
+  int top_k = 1, min_distance = 0;
+  int64_t max_score = 0;
+  double min_score = 0;
+  uint64_t max_rank = 0;
+  std::string threshold_text;  // --max-score / --min-score as given
+  ColorRequest color;
+};
+
+// One (source, template) pair's answer: what a single call prints and draws.
+struct Item {
+  std::string source_path, template_path;
+  int source_width = 0, source_height = 0, template_width = 0, template_height = 0;
+  uint64_t mask_counted = 0;  // --mask: the template pixels that count (JSON "mask")
+  match::Result res;
+  std::vector<Rect> rects;  // every reported match
+  std::vector<match::Subpixel> subs;
+  std::vector<color::CountResult> counts;
+  std::vector<double> fractions;
+  std::vector<bool> is_full;
+  int n_full = 0;
+  double color_ms = 0, total_ms = 0;
+};
+
+// --mask M: reads M into params->mask, made grey (mask.hpp checks it against a template);
+// nothing when `path` is empty.
+Status read_mask(const std::string& path, match::Params* params);
+
+// Runs `matcher` (made from gray_tpl with req.params) on the source and fills *item: the
+// selection, the sub-pixel fits and the colour verdicts. `source` is the colour image
+// (--color counts its pixels), gray_source its grey.
+Status run_item(const Request& req, const Image& source, const Image& gray_source,
+                const Image& gray_tpl, match::Matcher* matcher, Item* item);
+
+// The item's output: the text lines of a single call, or its JSON object (no newline).
+std::string item_output(const Request& req, const Item& item);
+
+// The rectangles --out outlines: the best match; with --all or --min-distance every one.
+std::vector<Rect> outlined(const Request& req, const Item& item);
+
+// The source as RGB with each group of rectangles drawn in colour `colors[i]`.
+Image annotate(const Image& source, const std::vector<std::vector<Rect>>& groups,
+               const std::vector<Rgb>& colors);
+
+// The colour of the i-th template of a batch on --out (red first: a batch of one draws what a
+// single call draws).
+Rgb item_color(size_t i);
+
+// Prints the item's timings on stderr (match, and color when it ran).
+void print_item_timings(const Request& req, const Item& item);
+
+}  // namespace parvis::match_cli
+
+namespace parvis {
+// The batch forms of `./main match` (batch.cpp): `positional` are SOURCE TEMPLATE... or, with
+// --sources, the sources (files and directories) of `template_path`.
+int match_batch(const match_cli::Request& req, const std::vector<std::string>& positional,
+                bool sources_mode, const std::string& template_path);
+}  // namespace parvis

@@ -30,6 +30,10 @@ if ! "$EXE" match "$DATA/flat_64x48.bmp" "$DATA/flat_64x48.bmp" >/dev/null 2>"$W
   skipped=1
   finish
 fi
+# A build without FFTW refuses --method fft (exit 2, "needs FFTW"): those checks skip there.
+FFT=1
+"$EXE" match "$DATA/flat_64x48.bmp" "$DATA/flat_64x48.bmp" --method fft >/dev/null 2>"$WORK/fft.err" ||
+  { grep -q "needs FFTW" "$WORK/fft.err" && FFT=""; }
 COLOR=(--color blue)
 "$EXE" match "$DATA/capsules.bmp" "$DATA/capsule_template.bmp" --color blue >/dev/null 2>"$WORK/color.err" ||
   { grep -q "is not implemented in" "$WORK/color.err" && COLOR=(); }
@@ -73,6 +77,9 @@ run() {  # out-file args...
 #              order; the JSON run puts the options first, then the positional arguments).
 batch() {
   local mode=$1 name=$2 fixed=$3 args=$4 expanded=$5; shift 5
+  if [ -z "$FFT" ] && [[ " $* " == *" --method fft "* ]]; then
+    skipped=$((skipped + 1)); echo "skip  $name: --method fft needs FFTW (not in this build)"; return
+  fi
   local dir=$WORK/$name i=0 n x src tpl items="" cmd
   mkdir -p "$dir"
   read -r -a as <<<"$args"; read -r -a xs <<<"$expanded"; n=${#xs[@]}

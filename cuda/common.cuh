@@ -35,6 +35,12 @@ inline Status cuda_status(cudaError_t e, const char* what, const char* file, int
 // Checks the launch just made (configuration errors) without synchronising.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
+// Host -> device copies go on the stream of the kernels that read them (cudaMemcpyAsync), or are
+// waited for. cudaMemcpy / cudaMemcpyToSymbol from pageable memory return once the bytes are
+// staged, before the DMA lands, on the legacy stream — and our streams are non-blocking, so a
+// kernel on one may read the destination first. Seen as wrong cuda-opt batch items while other
+// processes loaded the GPU (the template's upload was slow enough to lose the race).
+
 namespace parvis::cuda {
 
 // A device allocation owned by its scope (plain cudaMalloc, never managed memory).

@@ -29,6 +29,9 @@ static inline Status upload_tables() {
   }
   CUDA_CHECK(cudaMemcpyToSymbol(c_sdiv, sdiv, sizeof sdiv));
   CUDA_CHECK(cudaMemcpyToSymbol(c_hdiv180, hdiv, sizeof hdiv));
+  // Landed before any stream's kernel reads them (cuda/common.cuh: the copies above may return
+  // before their DMA is done, and the callers' streams are non-blocking).
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   done = true;
   return Status::Ok();
 }

@@ -465,8 +465,8 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     }
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
-    CUDA_CHECK(cudaMemcpy(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),
-                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpyAsync(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),
+                               cudaMemcpyHostToDevice, f->images.stream()));  // cuda/common.cuh
     g.units_x = (g.row_bytes + kUnitBytes - 1) / kUnitBytes;
     g.units = g.units_x * ((height + f->rows_per_unit - 1) / f->rows_per_unit);
   } else if (f->path != OptPath::Sep) {

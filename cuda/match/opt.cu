@@ -120,9 +120,11 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   for (cudaEvent_t& e : m->ev) CUDA_CHECK(cudaEventCreate(&e));
 
   // The template, tight, for the exact kernels.
+  // Uploads on m->stream: a plain cudaMemcpy from pageable memory returns before its DMA lands,
+  // and the kernels on this non-blocking stream would not wait for it (cuda/common.cuh).
   PARVIS_TRY(m->d_tpl.alloc(size_t(w) * h));
-  CUDA_CHECK(cudaMemcpy2D(m->d_tpl.get(), w, gray_template.pixels.data(), gray_template.stride, w,
-                          h, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy2DAsync(m->d_tpl.get(), w, gray_template.pixels.data(),
+                               gray_template.stride, w, h, cudaMemcpyHostToDevice, m->stream));
 
   // The packed template for direct_dp4a: rows of nw words, zero bytes past w.
   m->nw = (w + 3) / 4;
@@ -137,8 +139,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
       for (int i = 0; i < w; ++i)
         words[size_t(j) * m->nw + i / 4] |= uint32_t(gray_template.row(j)[i]) << (8 * (i % 4));
     PARVIS_TRY(m->d_tpl_words.alloc(words.size()));
-    CUDA_CHECK(cudaMemcpy(m->d_tpl_words.get(), words.data(), words.size() * 4,
-                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpyAsync(m->d_tpl_words.get(), words.data(), words.size() * 4,
+                               cudaMemcpyHostToDevice, m->stream));
   }
   m->graphs_disabled = env_flag("PARVIS_NO_GRAPH");
   cuda::TransferConfig upload;

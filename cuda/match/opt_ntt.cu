@@ -208,12 +208,13 @@ Status allow_smem(Kernel kernel, size_t bytes) {
   return Status::Ok();
 }
 
-Status upload_plan(int n, ntt::Plan* plan, DeviceBuffer<ntt::Const>* tw) {
+// On `stream`, where the kernels that read the table run (cuda/common.cuh: why not cudaMemcpy).
+Status upload_plan(int n, ntt::Plan* plan, DeviceBuffer<ntt::Const>* tw, cudaStream_t stream) {
   std::vector<ntt::Const> table(static_cast<size_t>(n));
   *plan = ntt::make_plan(n, table.data());
   PARVIS_TRY(tw->alloc(table.size()));
-  CUDA_CHECK(cudaMemcpy(tw->get(), table.data(), table.size() * sizeof(ntt::Const),
-                        cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpyAsync(tw->get(), table.data(), table.size() * sizeof(ntt::Const),
+                             cudaMemcpyHostToDevice, stream));
   plan->tw = tw->get();
   return Status::Ok();
 }
@@ -224,8 +225,8 @@ Status upload_plan(int n, ntt::Plan* plan, DeviceBuffer<ntt::Const>* tw) {
 Status setup_ntt(Matcher& m) {
   if (m.ntt_ready) return Status::Ok();
   const int P = ntt::good_length(m.W), Q = ntt::good_length(m.H);
-  PARVIS_TRY(upload_plan(P, &m.row_plan, &m.d_row_tw));
-  PARVIS_TRY(upload_plan(Q, &m.col_plan, &m.d_col_tw));
+  PARVIS_TRY(upload_plan(P, &m.row_plan, &m.d_row_tw, m.stream));
+  PARVIS_TRY(upload_plan(Q, &m.col_plan, &m.d_col_tw, m.stream));
   const size_t limit = size_t(m.smem_optin) - 1024;
   m.cb_log2 = 3;  // 8 columns = 32-byte row segments; fewer where a group would not fit
   while (m.cb_log2 > 0 && ntt_col_smem(Q, m.cb_log2) > limit) --m.cb_log2;
@@ -242,7 +243,8 @@ Status setup_ntt(Matcher& m) {
     for (int i = 0; i < m.w; ++i) flipped[ntt::flipped_index(i, j, P, Q)] = m.tpl.row(j)[i];
   DeviceBuffer<uint8_t> d_flipped;
   PARVIS_TRY(d_flipped.alloc(flipped.size()));
-  CUDA_CHECK(cudaMemcpy(d_flipped.get(), flipped.data(), flipped.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpyAsync(d_flipped.get(), flipped.data(), flipped.size(),
+                             cudaMemcpyHostToDevice, m.stream));
   const ntt::Const scale = ntt::spectrum_scale(P, Q);
   ntt_rows_forward<<<Q, kNttThreads, ntt_row_smem(P), m.stream>>>(
       d_flipped.get(), size_t(P), P, m.row_plan, m.d_ntt_rows.get(), nullptr);

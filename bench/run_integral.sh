@@ -58,7 +58,7 @@ echo "parvis bench integral — $machine — $date_now"
 # version workload method threads ms reps checksum path
 awk '
   { split($2, d, ":"); split(d[2], wh, "x"); px = wh[1] * wh[2]
-    t = $3; if (t == "fill") t = "u8-u64"; sub(/-squared/, "", t); sub(/\/alloc/, "", t); ob = (t ~ /u32$/) ? 4 : 8
+    t = $3; if (t == "fill") t = "u8-u64"; sub(/-squared/, "", t); sub(/\/(alloc|loop)/, "", t); ob = (t ~ /u32$/) ? 4 : 8
     gbs = px * (1 + ob) / ($5 / 1000) / 1e9
     floor = ($4 == "gpu") ? sprintf("%.2f", px * (1 + ob) / 3.0e12 * 1e3) : "-"
     key = d[2] " " $3
@@ -70,8 +70,11 @@ awk '
     for (k in sum) print "checksums " k ": " ((k in bad) ? "DIFFER" : "agree")
     print ""
     print "targets (issue 11):"
-    a = ms["cuda-opt/gpu 10000x10000 u8-u64"]; if (a) printf "  cuda-opt 10000^2 u8->u64 <= 0.45 ms (floor 0.30): %.3f ms %s\n", a, (a <= 0.45 ? "MET" : "not met")
-    a = ms["cuda-opt/gpu 40000x40000 u8-u64"]; if (a) printf "  cuda-opt 40000^2 u8->u64 <= 6.5 ms (floor 4.8): %.3f ms %s\n", a, (a <= 6.5 ? "MET" : "not met")
+    split("|/loop", kind, "|")  # one run on fresh buffers; the prepared loop
+    for (i = 1; i <= 2; ++i) {
+      a = ms["cuda-opt/gpu 10000x10000 u8-u64" kind[i]]; if (a) printf "  cuda-opt 10000^2 u8->u64%s <= 0.45 ms (floor 0.30): %.3f ms %s\n", kind[i], a, (a <= 0.45 ? "MET" : "not met")
+      a = ms["cuda-opt/gpu 40000x40000 u8-u64" kind[i]]; if (a) printf "  cuda-opt 40000^2 u8->u64%s <= 6.5 ms (floor 4.8): %.3f ms %s\n", kind[i], a, (a <= 6.5 ? "MET" : "not met")
+    }
     a = ms["cuda-opt/gpu 60000x60000 u8-u64"]; if (a) printf "  cuda-opt 60000^2 u8->u64 runs: %.3f ms, %.0f GB/s (floor 10.8 ms)\n", a, 3.6e9 * 9 / (a / 1000) / 1e9
     for (k in ms) if (k ~ /^omp\/2 10000x10000 u8-u64$/) o = ms[k]
     for (k in ms) if (k ~ /^opencv\/.* 10000x10000 u8-f64$/) c = ms[k]

@@ -4,7 +4,8 @@
 // and compute_ms is the integral's kernels alone between CUDA events (input already on the
 // device, result left there, checksummed there); on a CPU version it is the integral alone, two
 // ways: the output buffer reused from run to run (method u8-<type>) and a fresh one each run
-// (u8-<type>/alloc: the OS's page faults and zeroing inside the timing).
+// (u8-<type>/alloc: the OS's page faults and zeroing inside the timing); on a CUDA version also
+// u8-<type>/loop: the band run 20 times back to back on buffers allocated once, the mean.
 // A size whose memory does not fit this machine is skipped with a note on stderr.
 //
 // One line per size:  version workload method threads median_ms reps checksum path
@@ -140,6 +141,16 @@ int bench_integral(int argc, char** argv) {
         return true;
       }, &reps);
       line("", median, reps, checksum);
+      // /loop: the same band run 20 times back to back on buffers allocated once (the prepared
+      // object in a loop; the row above allocates and fills its buffers for every run).
+      integral::Source looped = src;
+      looped.repeat = 20;
+      const double loop_median = measure([&](double* ms) {
+        if (!integral::compute_source(looped, requested, squared, false, &r).ok() || !check(r.sum)) return false;
+        *ms = r.timings.compute_ms;
+        return true;
+      }, &reps);
+      line("/loop", loop_median, reps, checksum);
     } else {
       // The input made once. u8-<type>: the output buffer reused from run to run (the kernel's
       // time, as a caller integrating many frames sees it); u8-<type>/alloc: a fresh output every

@@ -77,6 +77,10 @@ struct Source {
   const Image* image = nullptr;  // or, when null:
   int width = 0, height = 0;
   uint64_t seed = 1;
+  // CUDA versions, one band: the band computed `repeat` times back to back on the same buffers
+  // and timings.compute_ms their mean (the bench's prepared loop: no allocation, the GPU kept
+  // busy between runs). The result is the same. CPU versions ignore it.
+  int repeat = 1;
 };
 // The integral of `src` with `last` and `sum` filled; the elements are kept in `out` only when
 // `keep` (a CUDA version then leaves the result on the device and sums it there). Checks the

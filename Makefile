@@ -189,7 +189,8 @@ TOOL_CORE := $(call obj,$(CORE_SRC)) $(call version_obj,tools)
 TOOL_SRC := images/gen.cpp tests/image_test.cpp tests/compare.cpp
 TOOLS := $(addprefix $(BIN)/parvis-,$(patsubst gen,gen,$(subst image_test,imgtest,$(basename $(notdir $(wildcard $(TOOL_SRC)))))))
 tools: $(TOOLS)
-$(BIN)/parvis-gen: $(call obj,images/gen.cpp) $(TOOL_CORE) $(B)/config.stamp
+# The generator is images/gen.cpp (subcommands, main) and its parts images/gen_*.cpp, one per family.
+$(BIN)/parvis-gen: $(call obj,images/gen.cpp $(call parts_of,images/gen.cpp)) $(TOOL_CORE) $(B)/config.stamp
 	@mkdir -p $(BIN)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 $(BIN)/parvis-imgtest: $(call obj,tests/image_test.cpp) $(TOOL_CORE) $(B)/config.stamp

@@ -19,38 +19,13 @@ flat patches, a tiny source) and masks (ring, random holes, checker, one pixel, 
 Ends with "N passed, N failed, N skipped" (tests/gpu/lib.sh's contract). Exit 0 when all agree,
 1 otherwise, 77 when numpy is missing.
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-except ImportError as e:
-    print(f"mask_check: skipped ({e})")
-    print("0 passed, 0 failed, 1 skipped")
-    sys.exit(77)
-try:
-    import cv2
-except ImportError:
-    cv2 = None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import match_check_common as common  # noqa: E402
-
-failures = passed = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL  " + msg)
-
-
-def ok(msg):
-    global passed
-    passed += 1
-    print("ok    " + msg)
+import match_check_common as common  # noqa: E402  (exits 77 when numpy is missing)
+from match_check_common import best_of, cv2, fail, np, ok, run_match  # noqa: E402
 
 
 def read_grey(path):
@@ -86,21 +61,6 @@ def normed(si, sii, sit, tpl, m, coeff):
             out[y, x], flat[y, x] = common.normed_value(coeff, n, int(si[y, x]), int(sii[y, x]),
                                                         int(sit[y, x]), st, stt)
     return out, flat
-
-
-def run_match(exe, src, tpl, metric, mapfile, mask=None):
-    cmd = [exe, "match", src, tpl, "--metric", metric, "--map", mapfile, "--json"]
-    if mask:
-        cmd += ["--mask", mask]
-    p = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return json.loads(p.stdout), np.load(mapfile)
-
-
-def best_of(m, largest):
-    """Best entry, ties to the smallest y, then x (row-major arg* takes the first)."""
-    k = int(np.argmax(m)) if largest else int(np.argmin(m))
-    y, x = np.unravel_index(k, m.shape)
-    return int(x), int(y)
 
 
 METRICS = (("ssd", "TM_SQDIFF"), ("sad", None), ("ncc", "TM_CCOEFF_NORMED"),
@@ -143,7 +103,7 @@ def check(name, src, tpl, mask, d):
                 good = good and cvdiff <= tol
                 note += (f"; OpenCV: max diff {cvdiff:.2e} on {int(fin.sum())}/{fin.size} positions"
                          f" ({int((~np.isfinite(cvmap)).sum())} not finite, {int(flat.sum())} flat)")
-            (ok if good else fail)(f"{label}: {note}")
+            common.report(good, f"{label}: {note}")
 
 
 def check_same(name, src, tpl, mask_a, mask_b, d):
@@ -170,12 +130,7 @@ with tempfile.TemporaryDirectory() as d:
     gen("scene", "233x171", P("nat.bmp"), "--kind", "natural", "--seed", "7",
         "--template", P("nat_tpl.bmp"), "--template-size", "41x29")
     gen("samples", d)
-    rng = np.random.default_rng(15)
-    noise = rng.integers(0, 256, (97, 131), dtype=np.uint8)
-    noise[10:40, 50:90] = 200
-    noise[80:97, :] = 0
-    write_pgm(P("noise.pgm"), noise)
-    write_pgm(P("noise_tpl.pgm"), noise[30:43, 40:57])
+    rng = common.write_noise_inputs(d, 15)
     write_pgm(P("tiny.pgm"), rng.integers(0, 256, (3, 4), dtype=np.uint8))
     write_pgm(P("tiny_tpl.pgm"), rng.integers(0, 256, (2, 3), dtype=np.uint8))
     for size, shapes in (("41x29", ("ring", "holes", "dot")), ("17x13", ("ring", "holes", "checker", "dot", "corner")), ("3x2", ("holes",))):
@@ -197,7 +152,4 @@ with tempfile.TemporaryDirectory() as d:
     check_same("noise / full mask = no mask", P("noise.pgm"), P("noise_tpl.pgm"), P("full_17x13.pgm"), None, d)
     check_same("noise / 0-1 mask = 0-255 mask", P("noise.pgm"), P("noise_tpl.pgm"), P("holes01_17x13.pgm"),
                P("holes_17x13.pgm"), d)
-if cv2 is None:
-    print("mask_check: no cv2 here, the OpenCV comparison was skipped")
-print(f"{passed} passed, {failures} failed, 0 skipped")
-sys.exit(1 if failures else 0)
+common.finish()

@@ -17,32 +17,13 @@ production-line scene, odd sizes, flat and zero templates):
 Ends with "N passed, N failed, N skipped" (tests/gpu/lib.sh's contract; tests/gpu/match.sh
 runs it on the CUDA versions). Exit 0 when all agree, 1 otherwise, 77 when numpy is missing.
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-except ImportError as e:
-    print(f"ncc_check: skipped ({e})")
-    print("0 passed, 0 failed, 1 skipped")
-    sys.exit(77)
-try:
-    import cv2
-except ImportError:
-    cv2 = None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import match_check_common as common  # noqa: E402
-
-failures = passed = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL  " + msg)
+import match_check_common as common  # noqa: E402  (exits 77 when numpy is missing)
+from match_check_common import best_of, cv2, fail, np, run_match  # noqa: E402
 
 
 def read_grey(path):
@@ -80,20 +61,7 @@ def definition(img, tpl, coeff):
     return out
 
 
-def run_match(exe, src, tpl, metric, mapfile):
-    p = subprocess.run([exe, "match", src, tpl, "--metric", metric, "--map", mapfile, "--json"],
-                       check=True, capture_output=True, text=True)
-    return json.loads(p.stdout), np.load(mapfile)
-
-
-def best_of(m):
-    """Largest, ties to the smallest y, then x (row-major argmax takes the first)."""
-    y, x = np.unravel_index(int(np.argmax(m)), m.shape)
-    return int(x), int(y)
-
-
 def check(name, src, tpl, d):
-    global passed
     img, t = read_grey(src), read_grey(tpl)
     for metric, coeff, cv_method in (("ncc", True, "TM_CCOEFF_NORMED"),
                                      ("ccorr-normed", False, "TM_CCORR_NORMED")):
@@ -111,7 +79,7 @@ def check(name, src, tpl, d):
             # Flat windows (0), a flat template (1): exactly, not within a tolerance.
             exact_flat = bool(np.all(got[want == 0.0] == 0.0)) and bool(np.all(got[want == 1.0] == 1.0))
             bx, by = best_of(got)
-            ok = diff <= 1e-12 and exact_flat and (res["x"], res["y"]) == (bx, by)
+            good = diff <= 1e-12 and exact_flat and (res["x"], res["y"]) == (bx, by)
             note = f"max |map - definition| {diff:.2e}, best ({res['x']},{res['y']}) score {res['score']}"
             if cvmap is not None:
                 cvdiff = float(np.max(np.abs(cvmap - got)))
@@ -119,14 +87,10 @@ def check(name, src, tpl, d):
                 cx, cy = best_of(cvmap)
                 unambiguous = order.size < 2 or order[-1] - order[-2] > 1e-4
                 same_best = (cx, cy) == (res["x"], res["y"]) or not unambiguous
-                ok = ok and cvdiff <= 1e-4 and same_best
+                good = good and cvdiff <= 1e-4 and same_best
                 note += (f"; OpenCV: max diff {cvdiff:.2e}, best ({cx},{cy})"
                          f"{'' if unambiguous else ' (ambiguous)'}")
-            if ok:
-                passed += 1
-                print(f"ok    {label}: {note}")
-            else:
-                fail(f"{label}: {note}")
+            common.report(good, f"{label}: {note}")
 
 
 gen, write_pgm = common.gen, common.write_pgm
@@ -144,12 +108,7 @@ with tempfile.TemporaryDirectory() as d:
     gen("samples", d)
     gen("crop", P("capsules.bmp"), "150", "120", "61", "37", P("caps_cut.bmp"))
     # Noise with flat patches and a zero band; odd sizes; flat and zero templates.
-    rng = np.random.default_rng(14)
-    noise = rng.integers(0, 256, (97, 131), dtype=np.uint8)
-    noise[10:40, 50:90] = 200
-    noise[80:97, :] = 0
-    write_pgm(P("noise.pgm"), noise)
-    write_pgm(P("noise_tpl.pgm"), noise[30:43, 40:57])
+    rng = common.write_noise_inputs(d, 14)
     write_pgm(P("flat_tpl.pgm"), np.full((5, 7), 90))
     write_pgm(P("zero_tpl.pgm"), np.zeros((4, 3)))
     write_pgm(P("tiny.pgm"), rng.integers(0, 256, (2, 3), dtype=np.uint8))
@@ -162,7 +121,4 @@ with tempfile.TemporaryDirectory() as d:
     check("noise / flat template 7x5", P("noise.pgm"), P("flat_tpl.pgm"), d)
     check("noise / zero template 3x4", P("noise.pgm"), P("zero_tpl.pgm"), d)
     check("tiny 3x2 / 2x2", P("tiny.pgm"), P("tiny_tpl.pgm"), d)
-if cv2 is None:
-    print("ncc_check: no cv2 here, the OpenCV comparison was skipped")
-print(f"{passed} passed, {failures} failed, 0 skipped")
-sys.exit(1 if failures else 0)
+common.finish()

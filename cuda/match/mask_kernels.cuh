@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "match/map_download.cuh"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
@@ -125,34 +126,8 @@ inline Status run(const Image& src, const Image& tpl, const Params& params, Resu
   PARVIS_TRY(timer.stop(&ms));
   res->timings.compute_ms = ms;
 
-  std::vector<uint64_t> scores;
-  try {
-    scores.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the score map");
-  }
-  PARVIS_TRY(timer.start());
-  CUDA_CHECK(cudaMemcpy(scores.data(), d_map.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-  PARVIS_TRY(timer.stop(&ms));
-  res->timings.download_ms = ms;
-
-  const double t0 = now_ms();
-  const bool normed = kind >= 2;
-  try {
-    if (params.want_map) res->map.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the score map");
-  }
-  for (size_t i = 0; i < n; ++i) {  // the doubles' bits -> the map and their rank keys
-    double r = double(scores[i]);
-    if (normed) {
-      memcpy(&r, &scores[i], sizeof r);
-      scores[i] = ncc::key_of(r);
-    }
-    if (params.want_map) res->map[i] = r;
-  }
-  res->best = select_best(scores.data(), map_w, map_h, params.top_k);
-  res->timings.compute_ms += now_ms() - t0;
+  PARVIS_TRY(cuda_direct::download_and_rank(d_map.get(), map_w, map_h, kind >= 2, params, &timer,
+                                             res));
   res->method_used = Method::Direct;
   return Status::Ok();
 }

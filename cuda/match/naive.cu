@@ -28,6 +28,7 @@
 
 #include "common.cuh"
 #include "match/fft_common.cuh"
+#include "match/map_download.cuh"
 #include "match/mask.hpp"
 #include "match/mask_kernels.cuh"
 #include "match/match_common.hpp"
@@ -261,30 +262,8 @@ static Status run_direct(const Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(timer.stop(&ms));
   res->timings.compute_ms = ms;
 
-  std::vector<uint64_t> scores;
-  try {
-    scores.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the score map");
-  }
-  PARVIS_TRY(timer.start());
-  CUDA_CHECK(cudaMemcpy(scores.data(), d_map.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-  PARVIS_TRY(timer.stop(&ms));
-  res->timings.download_ms = ms;
-
-  const double t0 = now_ms();
-  if (normed) {  // the doubles' bits -> the map, and their rank keys
-    if (m.params.want_map) PARVIS_TRY(alloc_map(&res->map, n));
-    for (size_t i = 0; i < n; ++i) {
-      double r;
-      std::memcpy(&r, &scores[i], sizeof r);
-      if (m.params.want_map) res->map[i] = r;
-      scores[i] = ncc::key_of(r);
-    }
-  }
-  res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);  // on the host
-  if (m.params.want_map && !normed) scores_to_map(scores.data(), map_w, map_h, &res->map);
-  res->timings.compute_ms += now_ms() - t0;
+  PARVIS_TRY(cuda_direct::download_and_rank(d_map.get(), map_w, map_h, normed, m.params, &timer,
+                                             res));
   res->method_used = Method::Direct;
   return Status::Ok();
 }

@@ -1,7 +1,9 @@
 // HSV colour filter, the part shared by every version: OpenCV's 8-bit RGB -> HSV conversion,
-// the range test and the checks. No version-specific code here.
+// the range test, the checks and the options of the colour check. No version-specific code here.
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "color/color.hpp"
 
@@ -94,6 +96,40 @@ Status named_range(const std::string& name, HsvRange* out) {
     return Status::Ok();
   }
   return Status::usage("unknown colour '" + name + "' (known: blue; or give --hsv-min/--hsv-max)");
+}
+
+// "H,S,V" -> three integers in 0..255 (H is bounded to 179 by check_range).
+static Status parse_hsv(const std::string& option, const std::string& text, int* h, int* s, int* v) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == ',') parts.emplace_back();
+    else parts.back() += c;
+  }
+  if (parts.size() != 3) return Status::usage(option + " wants H,S,V (e.g. 100,80,50), got '" + text + "'");
+  int* dst[3] = {h, s, v};
+  for (int i = 0; i < 3; ++i) {
+    int64_t x;
+    Status st = parse_int(parts[i], 0, 255, &x);
+    if (!st.ok()) return Status::usage(option + ": " + st.message);
+    *dst[i] = int(x);
+  }
+  return Status::Ok();
+}
+
+Status parse_color_check(const std::string& name, const std::string& hsv_min,
+                         const std::string& hsv_max, double full_ratio, ColorCheck* out) {
+  ColorCheck c;
+  c.enabled = !name.empty() || !hsv_min.empty() || !hsv_max.empty();
+  c.label = name.empty() ? "in-range" : name;
+  if (!name.empty()) PARVIS_TRY(named_range(name, &c.range));
+  HsvRange& r = c.range;
+  if (!hsv_min.empty()) PARVIS_TRY(parse_hsv("--hsv-min", hsv_min, &r.h_min, &r.s_min, &r.v_min));
+  if (!hsv_max.empty()) PARVIS_TRY(parse_hsv("--hsv-max", hsv_max, &r.h_max, &r.s_max, &r.v_max));
+  PARVIS_TRY(check_range(r));
+  if (!(full_ratio >= 0.0 && full_ratio <= 1.0)) return Status::usage("--full-ratio must lie in [0, 1]");
+  c.full_ratio = full_ratio;
+  *out = c;
+  return Status::Ok();
 }
 
 }  // namespace parvis::color

@@ -41,6 +41,21 @@ Status check_count_input(const Image& rgb, Rect rect);
 // The ranges --color knows by name ("blue" = the default HsvRange); others: usage error.
 Status named_range(const std::string& name, HsvRange* out);
 
+// What the colour check asks (`./main match` and `./main video`: --color / --hsv-min /
+// --hsv-max / --full-ratio): count the matched rectangle's pixels in `range`, full when their
+// share is at least full_ratio.
+struct ColorCheck {
+  bool enabled = false;
+  std::string label;  // "blue", or "in-range" for a range given only by numbers
+  HsvRange range;
+  double full_ratio = 0.2;
+};
+// The options as given (empty strings: not given) -> *out; enabled when any of --color,
+// --hsv-min, --hsv-max is. Usage errors (exit 1): unknown name, a bad H,S,V triple, a bad
+// range, a ratio outside [0, 1].
+Status parse_color_check(const std::string& name, const std::string& hsv_min,
+                         const std::string& hsv_max, double full_ratio, ColorCheck* out);
+
 struct CountResult {
   uint64_t matching = 0;  // pixels inside the range
   uint64_t total = 0;     // pixels in the rectangle

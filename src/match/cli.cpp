@@ -33,41 +33,6 @@ namespace match_cli {
 
 namespace {
 
-// "H,S,V" -> three integers in 0..255 (H is bounded to 179 by check_range).
-Status parse_hsv_triple(const std::string& option, const std::string& text, int* h, int* s, int* v) {
-  std::vector<std::string> parts(1);
-  for (char c : text) {
-    if (c == ',') parts.emplace_back();
-    else parts.back() += c;
-  }
-  if (parts.size() != 3) return Status::usage(option + " wants H,S,V (e.g. 100,80,50), got '" + text + "'");
-  int* dst[3] = {h, s, v};
-  for (int i = 0; i < 3; ++i) {
-    int64_t x;
-    Status st = parse_int(parts[i], 0, 255, &x);
-    if (!st.ok()) return Status::usage(option + ": " + st.message);
-    *dst[i] = int(x);
-  }
-  return Status::Ok();
-}
-
-Status parse_color_request(const std::string& name, const std::string& hsv_min,
-                           const std::string& hsv_max, double full_ratio, ColorRequest* out) {
-  ColorRequest req;
-  req.enabled = !name.empty() || !hsv_min.empty() || !hsv_max.empty();
-  req.label = name.empty() ? "in-range" : name;
-  if (!name.empty()) PARVIS_TRY(color::named_range(name, &req.range));
-  color::HsvRange& r = req.range;
-  if (!hsv_min.empty()) PARVIS_TRY(parse_hsv_triple("--hsv-min", hsv_min, &r.h_min, &r.s_min, &r.v_min));
-  if (!hsv_max.empty()) PARVIS_TRY(parse_hsv_triple("--hsv-max", hsv_max, &r.h_max, &r.s_max, &r.v_max));
-  PARVIS_TRY(color::check_range(r));
-  if (!(full_ratio >= 0.0 && full_ratio <= 1.0))
-    return Status::usage("--full-ratio must lie in [0, 1]");
-  req.full_ratio = full_ratio;
-  *out = req;
-  return Status::Ok();
-}
-
 // A reported score: the exact integer (SSD, SAD), or the normed double (ncc.hpp).
 void json_score(Json& j, match::Metric metric, uint64_t score) {
   if (match::is_normed(metric)) j.num(match::score_value(metric, score));
@@ -206,7 +171,7 @@ std::string item_output(const Request& req, const Item& item) {
   const match::Result& res = item.res;
   const match::Metric metric = req.params.metric;
   const bool selecting = req.selecting, subpixel = req.subpixel;
-  const ColorRequest& color_req = req.color;
+  const color::ColorCheck& color_req = req.color;
   const auto& subs = item.subs;
   const auto& is_full = item.is_full;
   const bool any = !res.best.empty();
@@ -409,7 +374,7 @@ int cli_match(int argc, char** argv) {
   if (!s.ok()) return report_failure(s);
   if (!map_path.empty() && file_extension(map_path) != "npy")
     return report_failure(Status::usage("--map writes a .npy file, not '" + map_path + "'"));
-  s = parse_color_request(color_name, hsv_min, hsv_max, full_ratio, &req.color);
+  s = color::parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &req.color);
   if (!s.ok()) return report_failure(s);
   // Every match / suppression: chosen from the exact score map, which the direct method gives
   // on every version (select_matches, DESIGN.md).

@@ -14,13 +14,6 @@
 
 namespace parvis::match_cli {
 
-struct ColorRequest {
-  bool enabled = false;
-  std::string label;  // "blue", or "in-range" for a range given only by numbers
-  color::HsvRange range;
-  double full_ratio = 0.2;
-};
-
 // Every option of the command line, checked (usage errors come before any file is read).
 struct Request {
   match::Params params;
@@ -33,7 +26,7 @@ struct Request {
   double min_score = 0;
   uint64_t max_rank = 0;
   std::string threshold_text;  // --max-score / --min-score as given
-  ColorRequest color;
+  color::ColorCheck color;
 };
 
 // One (source, template) pair's answer: what a single call prints and draws.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "color/color.hpp"
 #include "common/cli.hpp"
 #include "common/output.hpp"
 #include "common/subcommands.hpp"
@@ -17,41 +18,6 @@
 namespace parvis {
 
 namespace {
-
-// "H,S,V" -> three integers in 0..255 (H is bounded to 179 by check_range).
-Status parse_hsv(const std::string& option, const std::string& text, int* h, int* s, int* v) {
-  std::vector<std::string> parts(1);
-  for (char c : text) {
-    if (c == ',') parts.emplace_back();
-    else parts.back() += c;
-  }
-  if (parts.size() != 3) return Status::usage(option + " wants H,S,V (e.g. 100,80,50), got '" + text + "'");
-  int* dst[3] = {h, s, v};
-  for (int i = 0; i < 3; ++i) {
-    int64_t x;
-    Status st = parse_int(parts[i], 0, 255, &x);
-    if (!st.ok()) return Status::usage(option + ": " + st.message);
-    *dst[i] = int(x);
-  }
-  return Status::Ok();
-}
-
-// --color / --hsv-min / --hsv-max / --full-ratio, as `./main match` reads them.
-Status parse_color_check(const std::string& name, const std::string& hsv_min,
-                         const std::string& hsv_max, double full_ratio, video::ColorCheck* out) {
-  video::ColorCheck c;
-  c.enabled = !name.empty() || !hsv_min.empty() || !hsv_max.empty();
-  c.label = name.empty() ? "in-range" : name;
-  if (!name.empty()) PARVIS_TRY(color::named_range(name, &c.range));
-  color::HsvRange& r = c.range;
-  if (!hsv_min.empty()) PARVIS_TRY(parse_hsv("--hsv-min", hsv_min, &r.h_min, &r.s_min, &r.v_min));
-  if (!hsv_max.empty()) PARVIS_TRY(parse_hsv("--hsv-max", hsv_max, &r.h_max, &r.s_max, &r.v_max));
-  PARVIS_TRY(color::check_range(r));
-  if (!(full_ratio >= 0.0 && full_ratio <= 1.0)) return Status::usage("--full-ratio must lie in [0, 1]");
-  c.full_ratio = full_ratio;
-  *out = c;
-  return Status::Ok();
-}
 
 // "A:B" (frames A .. B-1), "A:" (A to the end), ":B", or "N" (that frame alone).
 Status parse_frames(const std::string& text, int64_t* first, int64_t* last) {
@@ -147,7 +113,8 @@ int cli_video(int argc, char** argv) {
   if (s.ok()) s = match::check_params(params);
   if (s.ok() && match::is_normed(params.metric))
     s = Status::usage("video matches with --metric ssd or sad (" + metric_text + " is for ./main match)");
-  if (s.ok()) s = parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &o.pipeline.color);
+  if (s.ok())
+    s = color::parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &o.pipeline.color);
   if (s.ok() && !frames_text.empty()) s = parse_frames(frames_text, &o.first, &o.last);
   if (s.ok() && csv && json) s = Status::usage("--csv and --json exclude each other");
   if (s.ok() && (jobs < 1 || jobs > 64)) s = Status::usage("--jobs must lie in 1..64");

@@ -66,14 +66,6 @@ void frame_to_rgb_gray(const FrameFormat& fmt, const uint8_t* bytes, Image* rgb,
 // The same RGB for the pixels of `r` only (the matched rectangle, for the colour check).
 void rect_to_rgb(const FrameFormat& fmt, const uint8_t* bytes, Rect r, Image* rgb);
 
-// What the colour check asks (match's --color / --hsv-min / --hsv-max / --full-ratio).
-struct ColorCheck {
-  bool enabled = false;
-  std::string label;  // "blue", or "in-range" for a range given only by numbers
-  color::HsvRange range;
-  double full_ratio = 0.2;
-};
-
 // One frame in the reader's ring: its bytes, and what the pipeline made of them on the host.
 struct FrameSlot {
   int64_t index = -1;    // the frame's number in the stream, from 0
@@ -97,7 +89,7 @@ struct FrameResult {
 
 struct PipelineConfig {
   match::Params match;
-  ColorCheck color;
+  color::ColorCheck color;  // the colour check (--color ...)
   bool need_host_rgb = false;  // an output wants whole frames in RGB on the host (run_video sets it)
   int jobs = 1;                // frames matched at once on the host, one matcher each (--jobs)
   // CUDA versions: convert on the host (the host pipeline) instead of on the GPU; also set by

@@ -1,7 +1,7 @@
 // THE colour conversion of parvis's video path (docs/DESIGN.md, "Video"): Y'CbCr <-> R'G'B'
 // in 16-bit fixed point, integers only, for host and device code alike. Every version turns a
 // YUV frame into RGB with yuv_to_rgb below (and RGB into grey with gray_of, common/gray.hpp),
-// so a frame's RGB is the same bits everywhere; the generator (images/gen.cpp) and the
+// so a frame's RGB is the same bits everywhere; the generator (images/gen_video.cpp) and the
 // annotated output use rgb_to_yuv.
 //
 // Matrices: BT.601 (Kr 0.299, Kb 0.114) and BT.709 (Kr 0.2126, Kb 0.0722). Ranges: full

@@ -16,10 +16,7 @@
 #      piece plan's host test, the matchupload and matchcuda cases under each mode, memcheck under
 #      staged with odd pieces and under register, and ./main bench upload (bench-upload.txt)
 #   5. bench/run_match_batch.sh: 8 templates / 8 sources in one call against 8 calls
-#   6. cuda-opt's shared batch source and its RGB source made grey on the GPU (DESIGN.md): the
-#      batch and upload cases and the batch contract with PARVIS_GRAY=host (device, the default,
-#      ran in 1), memcheck on the batch cases under both, and three copies of the batch contract
-#      side by side (the concurrent load under which batch items once came out wrong)
+#   (cuda-opt's shared batch source and its RGB source made grey on the GPU: tests/gpu/matchbatch.sh)
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -114,32 +111,3 @@ VERSIONS="cuda-naive cuda-opt" bench/run_match_batch.sh 3 >"$LOG/bench-match-bat
 echo "bench match batch: exit $? (see $LOG/bench-match-batch.txt)"
 grep -E 'calls/batch' "$LOG/bench-match-batch.txt"
 
-# cuda-opt: a batch's source uploaded once and copied on the device per template; an RGB source
-# as RGB bytes made grey on the GPU (PARVIS_GRAY=device, the default: every run above) or on the
-# host (PARVIS_GRAY=host). Both against seq (the match[bu] cases: matchbatch-*, matchupload-*,
-# and the batch contract, tests/match_batch.sh, as its setup line), memcheck on the batch and
-# upload cases under both values, then three contracts at once on the GPU.
-gpu_test test-match-gray-host PARVIS_GRAY=host -- seq cuda-opt --only 'match[bu]'
-pids=()
-gpu_sanitize memcheck cuda-opt matchbatch gray-device & pids+=($!)
-PARVIS_GRAY=host gpu_sanitize memcheck cuda-opt matchbatch gray-host & pids+=($!)
-PARVIS_GRAY=host gpu_sanitize memcheck cuda-opt matchupload gray-host & pids+=($!)
-wait "${pids[@]}"
-pids=()
-for k in 1 2 3; do
-  GEN=bin/parvis-gen tests/match_batch.sh bin/cuda-opt build/testdata "build/test-batch-concurrent-$k" \
-    >"$LOG/test-batch-concurrent-$k.log" 2>&1 & pids+=($!)
-done
-wait "${pids[@]}"
-for k in 1 2 3; do
-  echo "test-batch-concurrent-$k: $(tail -n1 "$LOG/test-batch-concurrent-$k.log")"
-  grep -E '^FAIL' "$LOG/test-batch-concurrent-$k.log" | head -n 5
-done
-# The timing lines of one RGB call both ways (the upload with the GPU's conversion, or the host's
-# grey then the grey upload) and of a batch (the first upload, then the device copies).
-for g in device host; do
-  PARVIS_GRAY=$g bin/cuda-opt match build/testdata/capsules_720p.bmp build/testdata/capsules_720p_template.bmp --explain 2>&1 >/dev/null |
-    sed "s/^/gray=$g: /"
-done
-bin/cuda-opt match build/testdata/capsules_720p.bmp build/testdata/capsules_720p_template.bmp images/capsule_template.bmp \
-  build/testdata/capsules_720p_template.bmp --method fft --explain 2>&1 | grep -E '^method|^time match:' | sed 's/^/batch: /'

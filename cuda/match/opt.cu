@@ -438,6 +438,7 @@ Status matcher_run_rgb(Matcher* m, const Image& rgb_source, Result* out) {
   m->rgb_source = &rgb_source;
   const Status s = matcher_run(m, shape, out);
   m->rgb_source = nullptr;
+  if (s.ok()) out->explain += "; source: its RGB bytes uploaded, grey made on the GPU (PARVIS_GRAY=device)";
   return s;
 }
 

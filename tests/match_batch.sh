@@ -172,6 +172,9 @@ fi
 # with MODE templates, TEMPLATES (names in $T) against $N; with sources, $T/t16.bmp on $S.
 files() {
   local name=$1 mode=$2 tpls=$3 dir=$WORK/$1; shift 3
+  if [ -z "$FFT" ] && [[ " $* " == *" --method fft "* ]]; then
+    skipped=$((skipped + 1)); echo "skip  $name: --method fft needs FFTW (not in this build)"; return
+  fi
   mkdir -p "$dir/b" "$dir/s"
   local i=0 f bad="" paths=()
   if [ "$mode" = templates ]; then

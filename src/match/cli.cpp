@@ -161,7 +161,7 @@ Source::Source(const Image& image) : image_(image) {
 const Image& Source::gray(double* made_ms) {
   const double t0 = now_ms();
   if (!made_) gray_ = to_gray(image_);
-  if (made_ms) *made_ms = made_ ? 0.0 : now_ms() - t0;
+  if (made_ms) *made_ms = made_ ? -1.0 : now_ms() - t0;
   made_ = true;
   return gray_;
 }
@@ -183,10 +183,10 @@ Status run_item(const Request& req, Source& src, const Image& gray_tpl, match::M
   if (gray_on_device) {
     PARVIS_TRY(match::matcher_run_rgb(matcher, source, &res));
   } else {
-    double gray_ms = 0;
+    double gray_ms = -1;
     const Image& gray_source = src.gray(&gray_ms);
     PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
-    if (source.channels == 3 && gray_ms > 0) res.timings.gray_host_ms = gray_ms;
+    if (source.channels == 3) res.timings.gray_host_ms = gray_ms;  // -1: made by an earlier item
   }
   if (req.selecting)
     res.best = match::select_matches(res.map, res.map_width, res.map_height, req.params.metric,

@@ -61,7 +61,7 @@ class Source {
   // The grey source's shape (1 channel, no pixels): for the size checks.
   const Image& shape() const { return shape_; }
   // The grey (to_gray), made on the first call; *made_ms gets the time this call took to make
-  // it (0 when it was already made).
+  // it (-1 when it was already made).
   const Image& gray(double* made_ms = nullptr);
 
  private:

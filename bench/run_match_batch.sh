@@ -5,6 +5,11 @@
 #              transformed once) against 8 calls `match SRC Ti`; SRC is seed 000's 1326x1025
 #              scene (bench match --save-inputs), T1..T8 cut from it (479x432, 150x150, 64x64,
 #              16x16 and 4 more of odd sizes), --method fft;
+#   rgb:       as templates, on an RGB source (1920x1080 noise, 8 RGB templates cut from it, 16x16
+#              to 479x432), --method fft; on cuda-opt twice: its RGB bytes made grey on the GPU
+#              (PARVIS_GRAY=device, method label fft_gpugrey) and on the host (fft_hostgrey);
+#              in the batch cuda-opt uploads the source once and copies it on the device per
+#              template, the calls upload it each;
 #   sources:   `match --template T --sources DIR` with 8 sources (640x480, cut from the 1326x1025
 #              and 1200x1983 scenes; one size, so one plan) against 8 calls `match Si T`, T 64x64,
 #              --method fft and auto (not on seq: its auto is the direct sums, seconds each).
@@ -44,20 +49,29 @@ for c in "0 0" "560 1503" "300 700"; do
 done
 "$GEN" crop "$tmp/sources/s3.pgm" 301 133 64 64 "$tmp/t64.pgm" || exit 1
 SRCS=("$tmp"/sources/s*.pgm)
+R=$tmp/rgb_1920x1080.bmp
+"$GEN" noise 1920x1080 "$R" --seed 7 || exit 1
+RTPLS=()
+i=0
+for c in "100 100 479 432" "700 300 150 150" "1200 800 64 64" "900 800 16 16" "33 501 37 23" "1000 20 101 77" "400 900 31 17" "5 5 257 129"; do
+  i=$((i + 1)); "$GEN" crop "$R" $c "$tmp/r$i.bmp" || exit 1; RTPLS+=("$tmp/r$i.bmp")
+done
 export PARVIS_FFTW_WISDOM=$tmp/fftw-wisdom  # planned once by the warm-up below, as a user's later calls
 
 now() { date +%s%N; }
 inproc() { sed -n 's/^time match\( batch\)\{0,1\}: total \([0-9.]*\) ms.*/\2/p' "$1" | awk '{ s += $1 } END { printf "%.3f", s }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# measure V FORM HOW: one round of the batch and of the separate calls; appends
-# "<how>-<form>-<measure> ms" lines to $tmp/$V.$FORM.$HOW.
+# measure V FORM HOW [LABEL]: one round of the batch and of the separate calls; appends
+# "<how>-<form>-<measure> ms" lines to $tmp/$V.$FORM.$LABEL (LABEL: HOW unless given; the
+# environment, e.g. PARVIS_GRAY, is the caller's).
 measure() {
-  local v=$1 form=$2 how=$3 t0 t1 out=$tmp/$1.$2.$3
+  local v=$1 form=$2 how=$3 t0 t1 out=$tmp/$1.$2.${4:-$3} src=$S tpls=("${TPLS[@]}")
+  [ "$form" = rgb ] && src=$R tpls=("${RTPLS[@]}")
   : >"$tmp/calls.out"; : >"$tmp/calls.err"
   t0=$(now)
-  if [ "$form" = templates ]; then
-    "$BIN/$v" match "$S" "${TPLS[@]}" --method "$how" >"$tmp/batch.out" 2>"$tmp/batch.err"
+  if [ "$form" != sources ]; then
+    "$BIN/$v" match "$src" "${tpls[@]}" --method "$how" >"$tmp/batch.out" 2>"$tmp/batch.err"
   else
     "$BIN/$v" match --template "$tmp/t64.pgm" --sources "$tmp/sources" --method "$how" >"$tmp/batch.out" 2>"$tmp/batch.err"
   fi || { echo "run_match_batch: $v $form $how: batch failed: $(head -n1 "$tmp/batch.err")" >&2; return 1; }
@@ -66,11 +80,11 @@ measure() {
   echo "batch-inproc $(sed -n 's/^time match batch: total \([0-9.]*\) ms.*/\1/p' "$tmp/batch.err")" >>"$out"
   local n i=0 x
   t0=$(now)
-  if [ "$form" = templates ]; then
-    n=${#TPLS[@]}
-    for x in "${TPLS[@]}"; do
-      i=$((i + 1)); echo "item $i/$n: source $S template $x" >>"$tmp/calls.out"
-      "$BIN/$v" match "$S" "$x" --method "$how" >>"$tmp/calls.out" 2>>"$tmp/calls.err" || return 1
+  if [ "$form" != sources ]; then
+    n=${#tpls[@]}
+    for x in "${tpls[@]}"; do
+      i=$((i + 1)); echo "item $i/$n: source $src template $x" >>"$tmp/calls.out"
+      "$BIN/$v" match "$src" "$x" --method "$how" >>"$tmp/calls.out" 2>>"$tmp/calls.err" || return 1
     done
   else
     n=${#SRCS[@]}
@@ -91,17 +105,24 @@ for v in $VERSIONS; do
   [ -x "$BIN/$v" ] || { echo "run_match_batch: no $BIN/$v" >&2; continue; }
   threads=1
   case $v in cuda-*) threads=gpu ;; omp) threads=${OMP_NUM_THREADS:-$(nproc)} ;; esac
-  for job in "templates fft" "sources fft" "sources auto"; do
-    read -r form how <<<"$job"
+  jobs=("templates fft" "rgb fft" "sources fft" "sources auto")
+  [ "$v" = cuda-opt ] && jobs=("templates fft" "rgb fft fft_gpugrey device" "rgb fft fft_hostgrey host" "sources fft" "sources auto")
+  for job in "${jobs[@]}"; do
+    read -r form how label gray <<<"$job"
+    label=${label:-$how}
     [ "$v/$how" = seq/auto ] && continue  # seq's auto is its direct sums: seconds per source
-    measure "$v" "$form" "$how" >/dev/null 2>&1  # warm-up: page cache, FFTW wisdom
-    for r in $(seq "$ROUNDS"); do measure "$v" "$form" "$how" || exit 1; done
-    wl=1326x1025/8-templates; [ "$form" = sources ] && wl=640x480x8/64x64
+    export PARVIS_GRAY=${gray:-device}  # cuda-opt's grey of an RGB source (the others ignore it)
+    measure "$v" "$form" "$how" "$label" >/dev/null 2>&1  # warm-up: page cache, FFTW wisdom
+    for r in $(seq "$ROUNDS"); do measure "$v" "$form" "$how" "$label" || exit 1; done
+    wl=1326x1025/8-templates
+    [ "$form" = sources ] && wl=640x480x8/64x64
+    [ "$form" = rgb ] && wl=1920x1080rgb/8-templates
     for m in calls-wall batch-wall calls-inproc batch-inproc; do
-      ms=$(grep "^$m " "$tmp/$v.$form.$how" | awk '{ printf "%.3f\n", $2 }' | median)
-      echo "$v $wl $how-$m $threads $ms" | tee -a "$tmp/lines"
+      ms=$(grep "^$m " "$tmp/$v.$form.$label" | awk '{ printf "%.3f\n", $2 }' | median)
+      echo "$v $wl $label-$m $threads $ms" | tee -a "$tmp/lines"
     done
   done
+  unset PARVIS_GRAY
 done
 awk '{ k = $1 " " $2 " " substr($3, 1, index($3, "-") - 1); split($3, p, "-"); v[k, p[2] "-" p[3]] = $5; keys[k] = 1 }
      END { for (k in keys) printf "%s: calls/batch wall %.2fx, in-process %.2fx\n", k,

@@ -53,7 +53,10 @@ mkdir -p "$T"
   "$GEN" crop "$DATA/noise_640x480.bmp" 7 9 37 23 "$T/v37x23.bmp" &&
   "$GEN" mask 37x23 ring "$T/ring37x23.pgm" &&
   "$GEN" mask 37x23 holes "$T/holes37x23.pgm" --seed 11 &&
-  "$GEN" mask 16x16 holes "$T/holes16.pgm" --seed 12 || { fail "setup: parvis-gen crop, mask"; finish; }
+  "$GEN" mask 16x16 holes "$T/holes16.pgm" --seed 12 &&
+  "$GEN" crop "$DATA/noise_1027x769_gray.pgm" 211 97 389 277 "$T/grey389x277.pgm" &&
+  "$GEN" crop "$T/grey389x277.pgm" 40 200 37 23 "$T/g37x23.pgm" &&
+  "$GEN" crop "$T/grey389x277.pgm" 300 11 45 61 "$T/g45x61.pgm" || { fail "setup: parvis-gen crop, mask"; finish; }
 # A directory of sources of different sizes (two of 333x251), in name order, and a file that is
 # not an image (skipped with a note).
 S=$WORK/sources
@@ -132,6 +135,17 @@ templates tpl-mask-sad "$N" "$M37" --mask "$T/ring37x23.pgm" --metric sad --top 
 templates tpl-mask-ncc-fft "$N" "$M37" --mask "$T/holes37x23.pgm" --metric ncc --method fft --top 3 --subpixel
 templates tpl-mask-ccorr-all "$N" "$T/t37x23.bmp $T/u37x23.bmp" --mask "$T/ring37x23.pgm" --metric ccorr-normed \
   --all --min-score 0.9 --min-distance 5
+# A grey source (cuda-opt uploads it once for the batch and copies it on the device for each
+# template; an RGB source above goes as RGB bytes, made grey on the GPU): templates grey and
+# RGB, of different sizes, each method and metric, and with a mask.
+G=$T/grey389x277.pgm
+GT="$T/g37x23.pgm $T/t31x17.bmp $T/g45x61.pgm $T/t1x1.bmp $T/u37x23.bmp"
+templates grey-auto "$G" "$GT" --top 3
+templates grey-direct "$G" "$GT" --method direct --top 2
+templates grey-fft "$G" "$GT" --method fft --top 2
+templates grey-ncc "$G" "$GT" --metric ncc --top 2
+templates grey-ncc-fft "$G" "$GT" --metric ncc --method fft
+templates grey-mask "$G" "$T/g37x23.pgm $T/u37x23.bmp $T/g37x23.pgm" --mask "$T/holes37x23.pgm" --top 2
 
 DIRSRC="$S/a_noise333.bmp $S/b_noise333.bmp $S/c_noise640.bmp $S/d_gradient.bmp $S/e_noise401.ppm"
 sources src-dir-auto "$T/t16.bmp" "$S" "$DIRSRC" --top 3
@@ -158,6 +172,9 @@ fi
 # with MODE templates, TEMPLATES (names in $T) against $N; with sources, $T/t16.bmp on $S.
 files() {
   local name=$1 mode=$2 tpls=$3 dir=$WORK/$1; shift 3
+  if [ -z "$FFT" ] && [[ " $* " == *" --method fft "* ]]; then
+    skipped=$((skipped + 1)); echo "skip  $name: --method fft needs FFTW (not in this build)"; return
+  fi
   mkdir -p "$dir/b" "$dir/s"
   local i=0 f bad="" paths=()
   if [ "$mode" = templates ]; then
@@ -182,7 +199,28 @@ files() {
   pass "$name ($i items)"
 }
 files files-templates templates "t37x23 t64x64"
+files files-templates-rgb-fft templates "t37x23 t31x17 t64x64 t37x23" --method fft --top 3
 files files-sources sources ""
 files files-templates-mask templates "t37x23 u37x23 v37x23" --mask "$T/ring37x23.pgm" --metric ncc
 files files-sources-mask sources "" --mask "$T/holes16.pgm" --metric sad
+# --explain: where a version keeps something of the source for the batch (the CPU FFT its
+# transform, cuda-opt its upload), the first item that needs it says "made" and every later one
+# of the same padded size "reused" (the same size here: one template three times).
+explain() {
+  local name=$1 src=$2; shift 2
+  local out=$WORK/$name.txt
+  run "$out" "$src" "$T/t37x23.bmp" "$T/t37x23.bmp" "$T/t37x23.bmp" --explain "$@" ||
+    { fail "$name: exited $?: $(head -n1 "$out.err")"; return; }
+  local said what
+  said=$(grep '^method:' "$out" | sed -n 's/.*; batch: .* \(made\|reused\)\( (kept for the next templates)\)*)$/\1/p' | tr '\n' ' ')
+  what=$(grep -m1 '^method:' "$out" | sed -n 's/.*; batch: \(.*\) made (kept.*/\1/p')
+  if [ -z "$said" ]; then
+    skipped=$((skipped + 1)); echo "skip  $name: this version keeps nothing of the source"
+  elif [ "$said" = "made reused reused " ]; then
+    pass "$name ($what: made, reused, reused)"
+  else
+    fail "$name: want made, reused, reused; got: $said"
+  fi
+}
+if [ -n "$FFT" ]; then explain explain-rgb "$N" --method fft; explain explain-grey "$G" --method fft; fi
 finish

@@ -143,6 +143,11 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
                                cudaMemcpyHostToDevice, m->stream));
   }
   m->graphs_disabled = env_flag("PARVIS_NO_GRAPH");
+  if (const char* g = std::getenv("PARVIS_GRAY"); g && *g) {  // who makes an RGB source's grey
+    if (std::strcmp(g, "device") != 0 && std::strcmp(g, "host") != 0)
+      return Status::usage(std::string("PARVIS_GRAY must be host or device, not '") + g + "'");
+    m->gray_device = std::strcmp(g, "device") == 0;
+  }
   cuda::TransferConfig upload;
   PARVIS_TRY(cuda::transfer_config_from_env(&upload));
   PARVIS_TRY(m->copier.init(upload));
@@ -156,16 +161,88 @@ namespace opt {
 // By the matcher's StagedCopier (cuda/staged_upload.cuh: PARVIS_UPLOAD=auto|pageable|staged|
 // register and its knobs, read once in matcher_create; pinned slots allocated per source size).
 // Rows past W in d_src stay zero in every mode (set once per size; the copies write W bytes).
+// An RGB source (matcher_run_rgb) goes as its RGB bytes, made grey on the GPU (gray_of).
+namespace {
+
+Status upload_host(Matcher& m, const Image& src, uint8_t* dst) {
+  if (m.rgb_source) {
+    m.upload_note = ", RGB bytes, grey made on the GPU";
+    return m.copier.rgb_to_gray_device(dst, m.pitch, m.rgb_source->row(0), m.rgb_source->stride,
+                                       m.W, m.H, m.stream, &m.upload_info);
+  }
+  return m.copier.to_device(dst, m.pitch, src.row(0), src.stride, size_t(src.width),
+                            size_t(src.height), m.stream, &m.upload_info);
+}
+
+// A batch's source (Params::source_cache, ./main match SOURCE T1 T2 ...): uploaded (and made
+// grey) once, by the first template's matcher, into a buffer kept for the batch; every
+// template's matcher then copies it into its own d_src on the device (a copy of whole rows of
+// the same pitch: the bytes past W are zero in both). Identified by the host image it came from.
+struct SharedSource : SourceCache::State {
+  const uint8_t* pixels = nullptr;
+  int W = 0, H = 0, channels = 0;
+  size_t stride = 0, pitch = 0;
+  DeviceBuffer<uint8_t> d;
+  cudaEvent_t ready = nullptr;  // recorded after the upload, on the uploading matcher's stream
+  ~SharedSource() {
+    if (ready) cudaEventDestroy(ready);
+  }
+  bool same(const Image& host, int w, int h, size_t p) const {
+    return ready && pixels == host.pixels.data() && W == w && H == h &&
+           channels == host.channels && stride == host.stride && pitch == p;
+  }
+};
+
+Status upload_shared(Matcher& m, const Image& host, SourceCache* cache) {
+  auto* shared = dynamic_cast<SharedSource*>(cache->state.get());
+  if (shared && shared->same(host, m.W, m.H, m.pitch)) {
+    // Uploaded by an earlier template's matcher: its stream's upload first, then the copy.
+    CUDA_CHECK(cudaStreamWaitEvent(m.stream, shared->ready, 0));
+    m.upload_note = "the batch's source, copied on the device (uploaded by an earlier template)";
+    ++cache->reused;
+  } else {
+    cache->state.reset();  // another source's: its last reader has finished (runs are synchronous)
+    std::unique_ptr<SharedSource> fresh(new SharedSource);
+    if (!fresh->d.alloc(m.pitch * m.H).ok()) {  // no room for a second copy: as a single call
+      (void)cudaGetLastError();
+      return upload_host(m, host, m.d_src.get());
+    }
+    CUDA_CHECK(cudaMemsetAsync(fresh->d.get(), 0, m.pitch * m.H, m.stream));
+    CUDA_CHECK(cudaEventCreateWithFlags(&fresh->ready, cudaEventDisableTiming));
+    PARVIS_TRY(upload_host(m, host, fresh->d.get()));
+    CUDA_CHECK(cudaEventRecord(fresh->ready, m.stream));
+    fresh->pixels = host.pixels.data();
+    fresh->W = m.W;
+    fresh->H = m.H;
+    fresh->channels = host.channels;
+    fresh->stride = host.stride;
+    fresh->pitch = m.pitch;
+    shared = fresh.get();
+    cache->state = std::move(fresh);
+    cache->what = "the source's upload";
+    m.upload_note += ", kept on the device for the batch";
+    ++cache->made;
+  }
+  CUDA_CHECK(cudaMemcpy2DAsync(m.d_src.get(), m.pitch, shared->d.get(), shared->pitch, m.pitch,
+                               size_t(m.H), cudaMemcpyDeviceToDevice, m.stream));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status upload_source(Matcher& m, const Image& src) {
   if (m.source_on_device) return Status::Ok();  // matcher_run_device: already there
-  return m.copier.to_device(m.d_src.get(), m.pitch, src.row(0), src.stride, size_t(src.width),
-                            size_t(src.height), m.stream, &m.upload_info);
+  m.upload_note.clear();
+  const Image& host = m.rgb_source ? *m.rgb_source : src;
+  if (SourceCache* cache = m.asked.source_cache) return upload_shared(m, host, cache);
+  return upload_host(m, host, m.d_src.get());
 }
 
 // The upload of a timed run, between events 0 and 1 (`upload` false: the source is already on
 // the device, the span is empty).
 Status timed_upload(Matcher& m, const Image& src, bool upload) {
   m.upload_info = cuda::TransferInfo{};  // bytes 0: no upload to report
+  m.upload_note.clear();
   CUDA_CHECK(cudaEventRecord(m.ev[0], m.stream));
   if (upload) PARVIS_TRY(upload_source(m, src));
   CUDA_CHECK(cudaEventRecord(m.ev[1], m.stream));
@@ -183,7 +260,7 @@ Status elapsed(Matcher& m, Timings* t) {
   t->compute_ms = b;
   t->download_ms = c;
   t->upload_bytes = double(m.upload_info.bytes);
-  t->upload_how = m.upload_info.describe();
+  t->upload_how = m.upload_info.bytes ? m.upload_info.describe() + m.upload_note : m.upload_note;
   return Status::Ok();
 }
 
@@ -215,7 +292,15 @@ Status setup_source_size(Matcher& m, int W, int H) {
   m.pitch = (size_t(W) + 16 + 15) / 16 * 16;
   PARVIS_TRY(m.d_src.alloc(m.pitch * H));
   CUDA_CHECK(cudaMemsetAsync(m.d_src.get(), 0, m.pitch * H, m.stream));
-  PARVIS_TRY(m.copier.prepare(size_t(W), size_t(H), m.pitch));  // its pinned slots, once per size
+  // The copier's pinned slots (and device slots for an RGB source's conversion), once per size;
+  // not where a batch's source of this size is already on the device (upload_shared copies it
+  // there: this matcher uploads nothing). A copy that finds them too small allocates them then.
+  const auto* shared = m.asked.source_cache
+                           ? dynamic_cast<const SharedSource*>(m.asked.source_cache->state.get())
+                           : nullptr;
+  if (!shared || shared->W != W || shared->H != H)
+    PARVIS_TRY(m.copier.prepare(size_t(W) * (m.rgb_source ? 3 : 1), size_t(H), m.pitch,
+                                m.rgb_source != nullptr));
   PARVIS_TRY(m.d_out.alloc(1));
   PARVIS_TRY(m.d_direct_rec.alloc(1));
   for (DeviceOut* rec : {m.d_out.get(), m.d_direct_rec.get()})
@@ -323,6 +408,37 @@ Status matcher_run_device(Matcher* m, Result* out) {
   m->source_on_device = true;
   const Status s = matcher_run(m, shape, out);
   m->source_on_device = false;
+  return s;
+}
+
+// ---- an RGB source made grey on the GPU (match.hpp) ----------------------------------------------
+Status matcher_gray_on_device(Matcher* m, int W, int H, bool* on_device) {
+  *on_device = false;
+  if (!m->gray_device || mask::active(m->asked)) return Status::Ok();  // --mask: host grey
+  if (W < m->w || H < m->h) return Status::Ok();  // matcher_run says why, as for a grey source
+  if (is_normed(m->asked.metric)) {  // on the device only where run_normed takes the source
+    if (env_flag("PARVIS_NCC_HOST")) return Status::Ok();
+    PARVIS_TRY(cuda::require_device());
+    PARVIS_TRY(setup_source_size(*m, W, H));
+    if (!normed_device_fits(*m)) return Status::Ok();
+  }
+  *on_device = true;
+  return Status::Ok();
+}
+
+Status matcher_run_rgb(Matcher* m, const Image& rgb_source, Result* out) {
+  bool device = false;
+  PARVIS_TRY(matcher_gray_on_device(m, rgb_source.width, rgb_source.height, &device));
+  if (rgb_source.channels != 3 || !device) return matcher_run(m, to_gray(rgb_source), out);
+  Image shape;  // the grey source's shape only: upload_source takes the RGB bytes
+  shape.width = rgb_source.width;
+  shape.height = rgb_source.height;
+  shape.channels = 1;
+  shape.stride = size_t(rgb_source.width);
+  m->rgb_source = &rgb_source;
+  const Status s = matcher_run(m, shape, out);
+  m->rgb_source = nullptr;
+  if (s.ok()) out->explain += "; source: its RGB bytes uploaded, grey made on the GPU (PARVIS_GRAY=device)";
   return s;
 }
 

@@ -125,6 +125,9 @@ struct Matcher {
   cuda::StagedCopier copier;       // the user's pageable source -> d_src (PARVIS_UPLOAD)
   cuda::TransferInfo upload_info;  // how the last upload went
   bool source_on_device = false;  // matcher_run_device: d_src is already written, no upload
+  bool gray_device = true;         // PARVIS_GRAY=device (default) | host: who makes an RGB source's grey
+  const Image* rgb_source = nullptr;  // matcher_run_rgb: the RGB bytes to upload and make grey
+  std::string upload_note;         // how the source got to d_src beyond upload_info (timing line)
   DeviceBuffer<opt::DeviceOut> d_out;         // the FFT / NTT paths' working record
   DeviceBuffer<opt::DeviceOut> d_direct_rec;  // direct_dp4a's, only ever left clean
   PinnedBuffer<opt::DeviceOut> h_out;         // the result on the host (mapped where possible)

@@ -161,6 +161,9 @@ void print_timings(const char* what, double total_ms, const Timings& t) {
   if (t.upload_bytes > 0 && t.upload_ms > 0)
     std::fprintf(stderr, " [upload %.0f us, %.2f MB at %.1f GB/s, %s]", t.upload_ms * 1000.0,
                  t.upload_bytes / 1e6, t.upload_bytes / (t.upload_ms * 1e6), t.upload_how.c_str());
+  else if (!t.upload_how.empty() && t.upload_ms >= 0)
+    std::fprintf(stderr, " [upload %.0f us, %s]", t.upload_ms * 1000.0, t.upload_how.c_str());
+  if (t.gray_host_ms >= 0) std::fprintf(stderr, " [grey made on the host %.0f us]", t.gray_host_ms * 1000.0);
   std::fprintf(stderr, "\n");
 }
 

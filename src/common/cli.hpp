@@ -68,6 +68,9 @@ struct Timings {
   // timing line adds GB/s.
   double upload_bytes = 0;
   std::string upload_how;
+  // The source's grey made on the host for this run (ms), when the caller made it; -1: not here
+  // (a grey source, a grey made earlier in the batch, or made on the device: see upload_how).
+  double gray_host_ms = -1;
   // Per-stage GPU times, filled only when asked (match::Params::stage_times): `group` is a row
   // of seed 000's stage table ("integral of the source", "cross-correlation", ...), `name` the
   // kernel or call inside it.

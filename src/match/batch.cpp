@@ -6,8 +6,9 @@
 // Each item is computed by exactly the code of a single call (cli_match.hpp: run_item,
 // item_output), so its answer is the single call's, bit for bit, on every version. What a
 // batch saves: the source is read, made grey and (FFT) transformed once for every template
-// (match::SourceCache through Params::source_cache: the CPU FFT keeps the source's spectrum;
-// a version that keeps nothing computes each item as a single call); the template is read, made grey and
+// (match::SourceCache through Params::source_cache: the CPU FFT keeps the source's spectrum,
+// cuda-opt the grey source on the device, uploaded once; a version that keeps nothing computes
+// each item as a single call); the template is read, made grey and
 // prepared once per source size (a small cache of matchers keyed by the source's size, as a
 // video reuses one matcher for its frames). Outputs are all-or-nothing: the first item that
 // fails stops the batch with one error line naming its file, and nothing is printed or written.
@@ -177,7 +178,7 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     Image source;
     s = image_read(source_path, &source);
     if (!s.ok()) return report_failure(s);
-    const Image gray_source = to_gray(source);
+    match_cli::Source src(source);  // its grey made once, where a run needs it on the host
     const size_t n = positional.size() - 1;
     std::vector<Image> gray_tpls(n);
     for (size_t i = 0; i < n && s.ok(); ++i) {
@@ -185,13 +186,14 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       s = image_read(positional[i + 1], &tpl);
       if (s.ok()) gray_tpls[i] = to_gray(tpl);
       if (s.ok()) s = about(positional[i + 1], match::check_template(gray_tpls[i]));
-      if (s.ok()) s = about(positional[i + 1], match::check_source(gray_source, gray_tpls[i].width, gray_tpls[i].height));
+      if (s.ok()) s = about(positional[i + 1], match::check_source(src.shape(), gray_tpls[i].width, gray_tpls[i].height));
       // --mask: the one mask of the batch must have every template's size.
       if (s.ok()) s = about(positional[i + 1], match::mask::check(req.params, gray_tpls[i].width, gray_tpls[i].height));
     }
     if (!s.ok()) return report_failure(s);
-    // The source's FFT transform, made by the first template that needs it and reused by every
-    // later one of the same padded size (match::SourceCache).
+    // What a version keeps of the source for the next templates (match::SourceCache): the CPU
+    // FFT its transform (reused by every later template of the same padded size), cuda-opt the
+    // grey source on the device (uploaded once, copied on the device for each template).
     match::SourceCache cache;
     match::Params params = req.params;
     params.source_cache = &cache;
@@ -207,9 +209,9 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       if (s.ok()) {
         const int made = cache.made, reused = cache.reused;
         s = about(item.template_path,
-                  match_cli::run_item(req, source, gray_source, gray_tpls[i], matcher.get(), &item));
-        if (s.ok() && cache.reused > reused) item.res.explain += "; batch: the source's transform reused";
-        else if (s.ok() && cache.made > made) item.res.explain += "; batch: the source's transform made (kept for the next templates)";
+                  match_cli::run_item(req, src, gray_tpls[i], matcher.get(), &item));
+        if (s.ok() && cache.made > made) item.res.explain += std::string("; batch: ") + cache.what + " made (kept for the next templates)";
+        else if (s.ok() && cache.reused > reused) item.res.explain += std::string("; batch: ") + cache.what + " reused";
       }
       if (s.ok()) s = map_file(req, &item, i, n, &files);
       groups[i] = match_cli::outlined(req, item);
@@ -239,12 +241,12 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       Image source;
       s = image_read(sources[i], &source);
       if (!s.ok()) break;
-      const Image gray_source = to_gray(source);
-      s = about(sources[i], match::check_source(gray_source, gray_tpl.width, gray_tpl.height));
+      match_cli::Source src(source);
+      s = about(sources[i], match::check_source(src.shape(), gray_tpl.width, gray_tpl.height));
       match::Matcher* matcher = nullptr;
       int runs = 0;
       if (s.ok()) s = matchers.get(gray_tpl, req.params, source.width, source.height, &matcher, &runs);
-      if (s.ok()) s = about(sources[i], match_cli::run_item(req, source, gray_source, gray_tpl, matcher, &item));
+      if (s.ok()) s = about(sources[i], match_cli::run_item(req, src, gray_tpl, matcher, &item));
       if (s.ok())
         item.res.explain += "; batch: the template prepared for " + std::to_string(source.width) + "x" +
                             std::to_string(source.height) + " sources, run " + std::to_string(runs) +

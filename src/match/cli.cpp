@@ -116,9 +116,25 @@ std::vector<Rect> outlined(const Request& req, const Item& item) {
   return std::vector<Rect>(item.rects.begin(), item.rects.begin() + std::ptrdiff_t(n));
 }
 
-Status run_item(const Request& req, const Image& source, const Image& gray_source,
-                const Image& gray_tpl, match::Matcher* matcher, Item* item) {
+Source::Source(const Image& image) : image_(image) {
+  shape_.width = image.width;
+  shape_.height = image.height;
+  shape_.channels = 1;
+  shape_.stride = size_t(image.width);
+}
+
+const Image& Source::gray(double* made_ms) {
   const double t0 = now_ms();
+  if (!made_) gray_ = to_gray(image_);
+  if (made_ms) *made_ms = made_ ? -1.0 : now_ms() - t0;
+  made_ = true;
+  return gray_;
+}
+
+Status run_item(const Request& req, Source& src, const Image& gray_tpl, match::Matcher* matcher,
+                Item* item) {
+  const double t0 = now_ms();
+  const Image& source = src.image();
   item->source_width = source.width;
   item->source_height = source.height;
   item->template_width = gray_tpl.width;
@@ -126,7 +142,17 @@ Status run_item(const Request& req, const Image& source, const Image& gray_sourc
   item->mask_counted =
       match::mask::active(req.params) ? match::mask::template_sums(gray_tpl, req.params.mask).n : 0;
   match::Result& res = item->res;
-  PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
+  bool gray_on_device = false;  // --subpixel needs the grey on the host anyway
+  if (source.channels == 3 && !req.subpixel)
+    PARVIS_TRY(match::matcher_gray_on_device(matcher, source.width, source.height, &gray_on_device));
+  if (gray_on_device) {
+    PARVIS_TRY(match::matcher_run_rgb(matcher, source, &res));
+  } else {
+    double gray_ms = -1;
+    const Image& gray_source = src.gray(&gray_ms);
+    PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
+    if (source.channels == 3) res.timings.gray_host_ms = gray_ms;  // -1: made by an earlier item
+  }
   if (req.selecting)
     res.best = match::select_matches(res.map, res.map_width, res.map_height, req.params.metric,
                                      req.all, req.max_rank, req.top_k, req.min_distance);
@@ -138,7 +164,7 @@ Status run_item(const Request& req, const Image& source, const Image& gray_sourc
   if (req.subpixel)
     for (const match::Position& p : res.best)
       item->subs.push_back(
-          match::subpixel_fit(gray_source, gray_tpl, req.params.metric, p, &req.params.mask));
+          match::subpixel_fit(src.gray(), gray_tpl, req.params.metric, p, &req.params.mask));
 
   // The colour verdict of each reported match (full when at least full_ratio of its pixels
   // are in range).
@@ -442,13 +468,13 @@ int cli_match(int argc, char** argv) {
   if (s.ok()) s = image_read(pos[1], &tpl);
   if (s.ok()) s = read_mask(mask_path, &params);
   if (!s.ok()) return report_failure(s);
-  const Image gray_source = to_gray(source);
+  Source src(source);  // its grey made where the run needs it (run_item)
   const Image gray_tpl = to_gray(tpl);
 
   match::MatcherPtr matcher;
   Item item;
   s = match::matcher_create(gray_tpl, params, &matcher);
-  if (s.ok()) s = run_item(req, source, gray_source, gray_tpl, matcher.get(), &item);
+  if (s.ok()) s = run_item(req, src, gray_tpl, matcher.get(), &item);
   if (!s.ok()) return report_failure(s);
 
   // Outputs: encode everything first, then write; if a later write fails, remove the

@@ -44,15 +44,35 @@ struct Item {
   double color_ms = 0, total_ms = 0;
 };
 
+// A source as read (grey or RGB) and its grey, made on the host only when something needs it:
+// cuda-opt can make an RGB source's grey on the GPU instead (match::matcher_gray_on_device).
+// A batch of templates shares one: the grey is made at most once.
+class Source {
+ public:
+  explicit Source(const Image& image);
+  const Image& image() const { return image_; }
+  // The grey source's shape (1 channel, no pixels): for the size checks.
+  const Image& shape() const { return shape_; }
+  // The grey (to_gray), made on the first call; *made_ms gets the time this call took to make
+  // it (-1 when it was already made).
+  const Image& gray(double* made_ms = nullptr);
+
+ private:
+  const Image& image_;
+  Image shape_, gray_;
+  bool made_ = false;
+};
+
 // --mask M: reads M into params->mask, made grey (mask.hpp checks it against a template);
 // nothing when `path` is empty.
 Status read_mask(const std::string& path, match::Params* params);
 
 // Runs `matcher` (made from gray_tpl with req.params) on the source and fills *item: the
-// selection, the sub-pixel fits and the colour verdicts. `source` is the colour image
-// (--color counts its pixels), gray_source its grey.
-Status run_item(const Request& req, const Image& source, const Image& gray_source,
-                const Image& gray_tpl, match::Matcher* matcher, Item* item);
+// selection, the sub-pixel fits and the colour verdicts (--color counts the source's own
+// pixels). An RGB source goes to the version as RGB where it makes the grey on the device
+// (and --subpixel does not need it on the host); otherwise its grey is made here.
+Status run_item(const Request& req, Source& source, const Image& gray_tpl,
+                match::Matcher* matcher, Item* item);
 
 // The item's output: the text lines of a single call, or its JSON object (no newline).
 std::string item_output(const Request& req, const Item& item);

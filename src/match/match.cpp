@@ -80,6 +80,17 @@ Status check_source(const Image& gray_source, int template_width, int template_h
   return Status::Ok();
 }
 
+// The defaults of every version that makes no grey itself (all but cuda-opt, which defines its
+// own in cuda/match/opt.cu: a strong definition there replaces these weak ones at link time,
+// so that the version files without it need no copy of them).
+__attribute__((weak)) Status matcher_gray_on_device(Matcher*, int, int, bool* on_device) {
+  *on_device = false;
+  return Status::Ok();
+}
+__attribute__((weak)) Status matcher_run_rgb(Matcher* matcher, const Image& rgb_source, Result* out) {
+  return matcher_run(matcher, to_gray(rgb_source), out);
+}
+
 // The heap is ordered so that its front is the worst kept position: `better` as "less".
 void TopK::offer(const Position& p) {
   if (heap_.size() < k_) {
@@ -119,6 +130,7 @@ void reset_result(Result* r) {
   r->timings.download_ms = fresh.download_ms;
   r->timings.upload_bytes = fresh.upload_bytes;
   r->timings.upload_how.clear();
+  r->timings.gray_host_ms = fresh.gray_host_ms;
   r->timings.stages.clear();
 }
 

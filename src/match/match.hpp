@@ -29,6 +29,9 @@ struct SourceCache {
   };
   std::unique_ptr<State> state;
   int made = 0, reused = 0;  // runs that made / reused the state (--explain, bench)
+  // What the state is, for --explain ("the source's transform" on the CPU FFT, "the source's
+  // upload" on cuda-opt: the grey source on the device, copied there for every template).
+  const char* what = "the source's transform";
 };
 
 struct Params {
@@ -76,6 +79,15 @@ using MatcherPtr = std::unique_ptr<Matcher, MatcherDeleter>;
 Status matcher_create(const Image& gray_template, const Params& params, MatcherPtr* out);
 // `gray_source` has 1 channel and is at least as large as the template.
 Status matcher_run(Matcher* matcher, const Image& gray_source, Result* out);
+
+// An RGB source made grey by the version itself. cuda-opt (PARVIS_GRAY=device, its default)
+// uploads the RGB bytes and converts them on the GPU with gray_of, the host's bits: for a
+// W x H source, *on_device says whether matcher_run_rgb will (false where the run needs the
+// grey on the host: --mask, a normed metric on the host). Every other version says false
+// (src/match/match.cpp's defaults): the caller makes the grey (to_gray) and calls matcher_run.
+Status matcher_gray_on_device(Matcher* matcher, int W, int H, bool* on_device);
+// matcher_run on the grey of `rgb_source` (3 channels), made as matcher_gray_on_device says.
+Status matcher_run_rgb(Matcher* matcher, const Image& rgb_source, Result* out);
 
 // The rows of seed 000's stage table (Timings::Stage::group), shared by the CUDA versions
 // and the bench.

@@ -16,6 +16,7 @@
 #      piece plan's host test, the matchupload and matchcuda cases under each mode, memcheck under
 #      staged with odd pieces and under register, and ./main bench upload (bench-upload.txt)
 #   5. bench/run_match_batch.sh: 8 templates / 8 sources in one call against 8 calls
+#   (cuda-opt's shared batch source and its RGB source made grey on the GPU: tests/gpu/matchbatch.sh)
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -109,3 +110,4 @@ echo "bench upload: exit $? (see $LOG/bench-upload.txt)"
 VERSIONS="cuda-naive cuda-opt" bench/run_match_batch.sh 3 >"$LOG/bench-match-batch.txt" 2>&1
 echo "bench match batch: exit $? (see $LOG/bench-match-batch.txt)"
 grep -E 'calls/batch' "$LOG/bench-match-batch.txt"
+

@@ -278,11 +278,13 @@ struct StagedCopier::Impl {
       Worker& w = workers[size_t(i)];
       if (w.slot_bytes < bytes) {
         CUDA_CHECK(cudaStreamSynchronize(w.stream));  // no DMA may still use the old slots
+        w.slot_bytes = 0;  // alloc frees the old slots first: none left if it fails
         PARVIS_TRY(w.host.alloc(S * bytes));
         w.slot_bytes = bytes;
       }
       if (w.dev_slot_bytes < dev_bytes) {
         CUDA_CHECK(cudaStreamSynchronize(w.stream));
+        w.dev_slot_bytes = 0;
         PARVIS_TRY(w.dev.alloc(S * dev_bytes));
         w.dev_slot_bytes = dev_bytes;
       }

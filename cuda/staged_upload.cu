@@ -259,8 +259,9 @@ struct StagedCopier::Impl {
 
   // The threads a copy of `bytes` takes: auto's small copies stay on the calling thread.
   int threads_for(size_t bytes) const {
-    if (cfg.mode != Transfer::Auto || bytes >= cfg.staged_all) return cfg.threads;
-    return bytes < cfg.staged_min ? 1 : std::min(cfg.threads, 4);
+    if (cfg.mode != Transfer::Auto) return cfg.threads;
+    if (bytes < cfg.staged_min) return 1;  // first: PARVIS_UPLOAD_MIN may exceed staged_all
+    return bytes >= cfg.staged_all ? cfg.threads : std::min(cfg.threads, 4);
   }
   // Whole-row pieces go as padded rows (the device pitch, one 1-D DMA) where `pitch` is at most
   // 256 bytes wider than `width`; 0: tight rows, one 2-D DMA a piece.
@@ -278,11 +279,13 @@ struct StagedCopier::Impl {
       Worker& w = workers[size_t(i)];
       if (w.slot_bytes < bytes) {
         CUDA_CHECK(cudaStreamSynchronize(w.stream));  // no DMA may still use the old slots
+        w.slot_bytes = 0;  // alloc frees the old slots first: none left if it fails
         PARVIS_TRY(w.host.alloc(S * bytes));
         w.slot_bytes = bytes;
       }
       if (w.dev_slot_bytes < dev_bytes) {
         CUDA_CHECK(cudaStreamSynchronize(w.stream));
+        w.dev_slot_bytes = 0;
         PARVIS_TRY(w.dev.alloc(S * dev_bytes));
         w.dev_slot_bytes = dev_bytes;
       }

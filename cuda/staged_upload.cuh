@@ -11,8 +11,9 @@
 //             copies out the oldest;
 //   register  cudaHostRegister the rows, one copy, wait, cudaHostUnregister (pays the pinning
 //             on every call: for comparison).
-// `auto` (the default) is staged, on all its threads at or above PARVIS_UPLOAD_MIN bytes (default
-// 1 MiB) and on the calling thread alone below (waking the pool costs more than it saves there;
+// `auto` (the default) is staged: on the calling thread alone below PARVIS_UPLOAD_MIN bytes
+// (default 1 MiB), on up to 4 threads below 16 MiB and on all its threads from there (TransferConfig:
+// staged_min, staged_all; waking the pool costs more than it saves on small copies;
 // the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows). Where the device
 // rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
 // the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between

@@ -363,7 +363,10 @@ struct Kernels {
     s.above = reinterpret_cast<uint64_t*>(scratch);
     s.left = s.above + nty * w;
     s.corner = s.left + ntx * rows;
-    s.colsum = reinterpret_cast<uint32_t*>(s.corner + nty * ntx);
+    // colsum 16-byte aligned (tile_sums_wide stores a uint4 a thread): one u64 of padding when
+    // the u64 arrays before it count odd (e.g. 32x32: 32 + 32 + 1); the 64 spare bytes of
+    // scratch_bytes hold it.
+    s.colsum = reinterpret_cast<uint32_t*>(s.corner + nty * ntx + ((nty * w + ntx * rows + nty * ntx) & 1));
     s.rowcum = s.colsum + nty * w;
     return w % 4 == 0 ? launch_passes<T, true>(in, w, rows, squared, s, above, out, stream)
                       : launch_passes<T, false>(in, w, rows, squared, s, above, out, stream);

@@ -9,6 +9,7 @@
 // `window` is __host__ __device__: tests/cuda/mask_emulate.cu runs it on the host, position by
 // position, against seq's definition (nvcc, no GPU).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -79,14 +80,16 @@ __host__ __device__ inline uint64_t window(const uint8_t* src, int width, const 
 
 #ifdef __CUDACC__
 // One thread per position (32 x 8 blocks; neighbouring threads read neighbouring source bytes
-// and the same template word).
+// and the same template word). The grid's rows stride down the map: gridDim.y is at most 65535
+// (8 map rows each), and a tall source has more map rows than that.
 __global__ void maskedScore(const uint8_t* src, int width, const uint16_t* tm, int w, int h,
                             int map_w, int map_h, int kind, uint64_t n, uint64_t st, uint64_t stt,
                             uint64_t* out) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= map_w || y >= map_h) return;
-  out[size_t(y) * map_w + x] = window(src, width, tm, w, h, x, y, kind, n, st, stt);
+  if (x >= map_w) return;
+  for (int64_t y = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; y < map_h;
+       y += int64_t(gridDim.y) * blockDim.y)
+    out[size_t(y) * map_w + x] = window(src, width, tm, w, h, x, int(y), kind, n, st, stt);
 }
 
 // The masked direct method, whole: upload, every position's score on the device, the map back,
@@ -119,7 +122,8 @@ inline Status run(const Image& src, const Image& tpl, const Params& params, Resu
 
   PARVIS_TRY(timer.start());
   const dim3 block(32, 8);
-  const dim3 grid(cuda::div_up(size_t(map_w), block.x), cuda::div_up(size_t(map_h), block.y));
+  const dim3 grid(cuda::div_up(size_t(map_w), block.x),
+                  unsigned(std::min<size_t>(cuda::div_up(size_t(map_h), block.y), 65535)));
   maskedScore<<<grid, block>>>(d_src.get(), src.width, d_tm.get(), tpl.width, tpl.height, map_w,
                                map_h, kind, ts.n, ts.st, ts.stt, d_map.get());
   CUDA_CHECK_LAUNCH();

@@ -400,13 +400,8 @@ Status matcher_device_source(Matcher* m, int W, int H, uint8_t** d_src, size_t* 
 
 Status matcher_run_device(Matcher* m, Result* out) {
   if (!m->d_src.get()) return Status::runtime("matcher_run_device before matcher_device_source");
-  Image shape;  // the source's shape only: upload_source skips the copy
-  shape.width = m->W;
-  shape.height = m->H;
-  shape.channels = 1;
-  shape.stride = size_t(m->W);
-  m->source_on_device = true;
-  const Status s = matcher_run(m, shape, out);
+  m->source_on_device = true;  // upload_source skips the copy: the shape is all matcher_run needs
+  const Status s = matcher_run(m, gray_shape(m->W, m->H), out);
   m->source_on_device = false;
   return s;
 }
@@ -430,13 +425,8 @@ Status matcher_run_rgb(Matcher* m, const Image& rgb_source, Result* out) {
   bool device = false;
   PARVIS_TRY(matcher_gray_on_device(m, rgb_source.width, rgb_source.height, &device));
   if (rgb_source.channels != 3 || !device) return matcher_run(m, to_gray(rgb_source), out);
-  Image shape;  // the grey source's shape only: upload_source takes the RGB bytes
-  shape.width = rgb_source.width;
-  shape.height = rgb_source.height;
-  shape.channels = 1;
-  shape.stride = size_t(rgb_source.width);
-  m->rgb_source = &rgb_source;
-  const Status s = matcher_run(m, shape, out);
+  m->rgb_source = &rgb_source;  // upload_source takes the RGB bytes: the grey's shape is enough
+  const Status s = matcher_run(m, gray_shape(rgb_source.width, rgb_source.height), out);
   m->rgb_source = nullptr;
   if (s.ok()) out->explain += "; source: its RGB bytes uploaded, grey made on the GPU (PARVIS_GRAY=device)";
   return s;

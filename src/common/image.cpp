@@ -37,6 +37,15 @@ Status image_alloc(int width, int height, int channels, Image* out) {
   return Status::Ok();
 }
 
+Image gray_shape(int width, int height) {
+  Image shape;
+  shape.width = width;
+  shape.height = height;
+  shape.channels = 1;
+  shape.stride = size_t(width);
+  return shape;
+}
+
 Image to_gray(const Image& in) {
   Image out;
   out.width = in.width;

@@ -41,6 +41,10 @@ Status check_image_size(int64_t width, int64_t height, int channels);
 // Allocates a zeroed, tightly packed image (stride = width * channels), size checked.
 Status image_alloc(int width, int height, int channels, Image* out);
 
+// A grey image's size and stride without pixels: the shape a size check or a run whose
+// source lies elsewhere (on the device, or as RGB bytes) needs.
+Image gray_shape(int width, int height);
+
 // The image in grey through gray_of (common/gray.hpp, OpenCV's formula). A grey input is copied.
 Image to_gray(const Image& in);
 

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/cli.hpp"
@@ -135,22 +136,18 @@ int bench_integral(int argc, char** argv) {
     };
     size_t reps = 0;
     if (gpu) {  // noise made on the device, result left there: the kernels alone
-      const double median = measure([&](double* ms) {
-        if (!integral::compute_source(src, requested, squared, false, &r).ok() || !check(r.sum)) return false;
-        *ms = r.timings.compute_ms;
-        return true;
-      }, &reps);
-      line("", median, reps, checksum);
-      // /loop: the same band run 20 times back to back on buffers allocated once (the prepared
-      // object in a loop; the row above allocates and fills its buffers for every run).
-      integral::Source looped = src;
-      looped.repeat = 20;
-      const double loop_median = measure([&](double* ms) {
-        if (!integral::compute_source(looped, requested, squared, false, &r).ok() || !check(r.sum)) return false;
-        *ms = r.timings.compute_ms;
-        return true;
-      }, &reps);
-      line("/loop", loop_median, reps, checksum);
+      // "": one run on buffers allocated and filled for it; "/loop": the band run 20 times back
+      // to back on buffers allocated once (the prepared object in a loop), the mean.
+      for (const auto& [suffix, repeat] : {std::pair<const char*, int>{"", 1}, {"/loop", 20}}) {
+        integral::Source run_src = src;
+        run_src.repeat = repeat;
+        const double median = measure([&](double* ms) {
+          if (!integral::compute_source(run_src, requested, squared, false, &r).ok() || !check(r.sum)) return false;
+          *ms = r.timings.compute_ms;
+          return true;
+        }, &reps);
+        line(suffix, median, reps, checksum);
+      }
     } else {
       // The input made once. u8-<type>: the output buffer reused from run to run (the kernel's
       // time, as a caller integrating many frames sees it); u8-<type>/alloc: a fresh output every

@@ -116,12 +116,7 @@ std::vector<Rect> outlined(const Request& req, const Item& item) {
   return std::vector<Rect>(item.rects.begin(), item.rects.begin() + std::ptrdiff_t(n));
 }
 
-Source::Source(const Image& image) : image_(image) {
-  shape_.width = image.width;
-  shape_.height = image.height;
-  shape_.channels = 1;
-  shape_.stride = size_t(image.width);
-}
+Source::Source(const Image& image) : image_(image), shape_(gray_shape(image.width, image.height)) {}
 
 const Image& Source::gray(double* made_ms) {
   const double t0 = now_ms();

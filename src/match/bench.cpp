@@ -135,11 +135,7 @@ const char* const kMethodList =
 
 // The ring mask of the "-masked" methods (integer geometry, doubled coordinates).
 Image ring_mask(int w, int h) {
-  Image m;
-  m.width = w;
-  m.height = h;
-  m.channels = 1;
-  m.stride = size_t(w);
+  Image m = gray_shape(w, h);
   m.pixels.assign(size_t(w) * size_t(h), 0);
   const int64_t r2 = int64_t(std::min(w, h)) * std::min(w, h);
   for (int y = 0; y < h; ++y)

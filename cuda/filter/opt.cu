@@ -54,7 +54,10 @@
 //    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
 //    (it is: H100, zero border, 8K RGB gaussian 5x5 120 us vs 148 for MMA, 3x3 92 vs 124, 4K 5x5
 //    40 vs 67, unsharp 5x5 151 vs 224, with one block more a SM and one row ahead; bench/README.md
-//    "Convolution filters", GPU).
+//    "Convolution filters", GPU). On compute capability >= 8.0 the same arithmetic runs as
+//    convolve_sep_async<K, C, NS> (opt_sep_async.cuh): the source rows staged in shared memory by
+//    cp.async, NS - 1 rows in flight a warp without registers (PARVIS_FILTER_SEP_ASYNC=0: the
+//    register kernel; PARVIS_FILTER_SEP_STAGES=3|4|6: NS).
 //
 // MMA path on an H100: 8K RGB 5x5 145 us, 3x3 122 us against a 66 us floor, once the units away
 // from the borders issue all their row loads together and the one-plane kernel is bounded to 64
@@ -69,6 +72,7 @@
 #include "filter/opt_common.cuh"
 #include "filter/opt_prefetch.cuh"
 #include "filter/opt_sep.cuh"
+#include "filter/opt_sep_async.cuh"
 #include "filter/opt_smem.cuh"
 
 namespace parvis::filter {
@@ -247,6 +251,8 @@ struct Filter {
   int sep_pf = 1;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
   bool sep_tight = false;     // Sep: the TIGHT launch bounds (PARVIS_FILTER_SEP_MINB=1)
   int sep_lane = 16;          // Sep: bytes a lane (PARVIS_FILTER_SEP_LANE=8|16)
+  int sep_stages = 0;         // Sep: shared-memory slots a warp of the cp.async kernel; 0: registers
+  size_t sep_smem = 0;        // Sep: its dynamic shared memory a block
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;
@@ -264,8 +270,18 @@ Status with_sep_kernel_pf(const Filter& f, Visit visit) {
     return f.geo.size == 3 ? visit(&convolve_sep<3, 1, PF, TIGHT, LW>) : visit(&convolve_sep<5, 1, PF, TIGHT, LW>);
   return f.geo.size == 3 ? visit(&convolve_sep<3, 3, PF, TIGHT, LW>) : visit(&convolve_sep<5, 3, PF, TIGHT, LW>);
 }
+template <int NS, typename Visit>
+Status with_sep_async_kernel_ns(const Filter& f, Visit visit) {
+  if (f.geo.channels == 1)
+    return f.geo.size == 3 ? visit(&convolve_sep_async<3, 1, NS>) : visit(&convolve_sep_async<5, 1, NS>);
+  return f.geo.size == 3 ? visit(&convolve_sep_async<3, 3, NS>) : visit(&convolve_sep_async<5, 3, NS>);
+}
 template <typename Visit>
 Status with_sep_kernel(const Filter& f, Visit visit) {  // filter_create allows these combinations
+  if (f.sep_stages > 0)
+    return f.sep_stages == 3   ? with_sep_async_kernel_ns<3>(f, visit)
+           : f.sep_stages == 6 ? with_sep_async_kernel_ns<6>(f, visit)
+                               : with_sep_async_kernel_ns<4>(f, visit);
   if (f.sep_lane == 8)
     return f.sep_tight     ? with_sep_kernel_pf<2, true, 2>(f, visit)
            : f.sep_pf == 4 ? with_sep_kernel_pf<4, false, 2>(f, visit)
@@ -368,12 +384,21 @@ Status plan_prefetch(Filter* f, int dev) {
 // The separable kernel's strips (opt_sep.cuh): one wave of the resident warps unless
 // PARVIS_FILTER_SEP_ROWS=N sets the rows per strip (for the experiments of bench/README.md).
 Status plan_sep(Filter* f, int dev) {
-  int sms = 0, per_sm = 0, rows = 0;
+  int sms = 0, per_sm = 0, rows = 0, smem_max = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (f->sep_stages > 0) f->sep_smem = sep_async_smem_bytes(f->threads, f->sep_stages);
+  if (f->sep_smem > size_t(smem_max))
+    return Status::bad_input("filter sep: " + std::to_string(f->sep_smem) + " bytes of shared memory a block (" +
+                             std::to_string(f->threads) + " threads, " + std::to_string(f->sep_stages) +
+                             " slots a warp) exceed the device's " + std::to_string(smem_max));
   PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, 0));
+    if (f->sep_smem > 0)
+      CUDA_CHECK(cudaFuncSetAttribute(kernel_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(f->sep_smem)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, f->sep_smem));
     return Status::Ok();
   }));
+  if (per_sm < 1) return Status::runtime("filter sep: no block of " + std::to_string(f->threads) + " threads fits a SM");
   if (const char* e = std::getenv("PARVIS_FILTER_SEP_ROWS"); e && *e) {
     rows = std::atoi(e);
     if (rows < 1 || rows > 65536)
@@ -436,6 +461,28 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     if (!sep_experiments(&f->sep, &f->sep_tight, &f->sep_lane, &sep_why)) return Status::usage(sep_why);
     if (f->sep_pf != 2 && (f->sep_tight ? f->sep_pf == 4 || f->sep_lane == 8 : f->sep_pf == 1 && f->sep_lane == 8))
       return Status::usage("sep compiles PF 1|2|4, MINB=1 with PF 1|2, LANE=8 with PF 2|4, both with PF 2");
+    // The cp.async kernel (opt_sep_async.cuh) from 8.0 on, unless a switch of the register
+    // kernel's experiments is set (then that kernel, as before).
+    bool reg_switch = false;
+    for (const char* v : {"PF", "MINB", "LANE", "L2PF", "L1PF", "BULKPF"})
+      if (const char* e = std::getenv(("PARVIS_FILTER_SEP_" + std::string(v)).c_str()); e && *e) reg_switch = true;
+    int async = major >= 8 && !reg_switch ? 1 : 0, stages = 4;
+    const char* ea = std::getenv("PARVIS_FILTER_SEP_ASYNC");
+    const char* es = std::getenv("PARVIS_FILTER_SEP_STAGES");
+    if (ea && *ea) {
+      if (std::string(ea) != "0" && std::string(ea) != "1")
+        return Status::usage("PARVIS_FILTER_SEP_ASYNC must be 0 or 1, not '" + std::string(ea) + "'");
+      async = *ea - '0';
+    }
+    if (es && *es) {
+      if (std::string(es) != "3" && std::string(es) != "4" && std::string(es) != "6")
+        return Status::usage("PARVIS_FILTER_SEP_STAGES must be 3, 4 or 6, not '" + std::string(es) + "'");
+      stages = *es - '0';
+    }
+    if (async == 1 && major < 8) return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 needs compute capability 8.0 (cp.async)");
+    if (async == 1 && (f->sep_lane != 16 || f->sep.ahead > 0))
+      return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 takes 16 bytes a lane and no prefetch (set it to 0 for those)");
+    if (async == 1) f->sep_stages = stages;
   }
   bool mma = name != "direct" && f->path != OptPath::Sep;
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
@@ -527,7 +574,7 @@ Status launch_on(const Filter& f, SmemFn fn, cudaStream_t s) {
 Status launch_on(const Filter& f, SepFn fn, cudaStream_t s) {
   unsigned blocks = 0;
   PARVIS_TRY(grid_for(f, f.sep.warps * 32, &blocks));
-  fn<<<blocks, f.threads, 0, s>>>(f.geo, f.sep);
+  fn<<<blocks, f.threads, f.sep_smem, s>>>(f.geo, f.sep);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -581,8 +628,10 @@ std::string filter_describe(const Filter* f) {
       break;
     case OptPath::Sep:
       s = "sep k" + std::to_string(f->geo.size) + " c" + std::to_string(f->geo.channels) + " rows " +
-          std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) + " pf " +
-          std::to_string(f->sep_pf) + (f->sep_tight ? " minb+1" : "") + (f->sep_lane == 8 ? " lane 8" : "") +
+          std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) +
+          (f->sep_stages > 0 ? " async " + std::to_string(f->sep_stages) + " slots"
+                             : " pf " + std::to_string(f->sep_pf) + (f->sep_tight ? " minb+1" : "")) +
+          (f->sep_lane == 8 ? " lane 8" : "") +
           (f->sep.ahead ? std::string(f->sep.ahead_level == 1 ? " l1pf " : f->sep.ahead_level == 3 ? " bulkpf " : " l2pf ") +
                               std::to_string(f->sep.ahead) : "") +
           (f->sep.stream_stores ? " stcs" : "") +

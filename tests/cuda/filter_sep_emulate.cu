@@ -9,6 +9,10 @@
 // leave the row's pitch. Kernels: the bank's separable ones (gaussian: power-of-two finish; box,
 // identity), the ones with a centre tap besides (unsharp, edge 3x3: the per-byte finish), random
 // outer products up to the 16-bit bound, divisors that clamp, and kernels it must refuse.
+// The cp.async kernel (cuda/filter/opt_sep_async.cuh, convolve_sep_async) likewise: its NS
+// shared-memory slots a warp on the host, the 34 chunk copies of each row (sep_async_chunk's
+// zero-fill), the slot a step copies into and the one it reads (a read of a slot that does not
+// hold the row, or a copy that leaves the row's pitch, is a problem), the ring named by t % K.
 // Needs nvcc but no GPU. Build and run with
 //   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
 //        -o build/filter_sep_emulate && build/filter_sep_emulate
@@ -16,7 +20,9 @@
 #include <cstring>
 #include <vector>
 
-#include "filter/opt_sep.cuh"
+#include <climits>
+
+#include "filter/opt_sep_async.cuh"
 
 namespace parvis {
 const char* const kVersionName = "emulate";
@@ -102,6 +108,53 @@ void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, 
   }
 }
 
+// One warp of convolve_sep_async<K, C, NS>, its steps in the kernel's order; a copy lands when
+// issued (the kernel's wait and __syncwarp make it so before the read).
+template <int K, int C, int NS>
+void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8& im, size_t* bad) {
+  using S = SepShape<K, C, 4>;
+  const SepWarp sw = sep_warp(g, p, wid);
+  const int first = sw.ys - S::R, n = sw.ye - sw.ys + 2 * S::R;
+  std::vector<uint8_t> slots(size_t(NS) * kSepAsyncSlotBytes, 0x5A);
+  std::vector<int> holds(NS, INT_MIN);  // the strip row each slot holds
+  uint32_t ring[32][K][8] = {};
+  auto copy_row = [&](int t) {
+    uint8_t* slot = &slots[size_t(t % NS) * kSepAsyncSlotBytes];
+    holds[t % NS] = t;  // past the strip (t >= n) nothing is copied and the slot is never read
+    for (int c = 0; c < kSepAsyncChunks && t < n; ++c) {
+      const uint8_t* src = nullptr;
+      const int bytes = sep_async_chunk(g, first + t, sw.xw, c, true, &src);
+      const size_t off = size_t(src - g.in);
+      if ((bytes < 0 || bytes > 16 || (bytes > 0 && (off % 16 != 0 || off % g.pitch + 16 > g.pitch ||
+                                                     off + 16 > g.pitch * size_t(g.height)))) && (*bad)++ < 5)
+        std::printf("  chunk %d of row %d: %d bytes at offset %zu\n", c, first + t, bytes, off);
+      std::memset(slot + 16 * c, 0, 16);
+      if (bytes > 0) std::memcpy(slot + 16 * c, src, size_t(bytes));
+    }
+  };
+  for (int t = 0; t + 1 < NS; ++t) copy_row(t);
+  for (int t = 0; t < n; ++t) {
+    copy_row(t + NS - 1);
+    if (holds[t % NS] != t && (*bad)++ < 5) std::printf("  step %d reads a slot holding row %d\n", t, holds[t % NS]);
+    const int y = first + t - S::R;
+    for (int lane = 0; lane < 32; ++lane) {
+      uint32_t w[S::NW];
+      sep_async_window<S::HW, S::NW>(&slots[size_t(t % NS) * kSepAsyncSlotBytes], lane, w);
+      sep_horizontal<K, C>(w, p, ring[lane][t % K]);
+      const int x0 = sw.xw + 16 * lane;
+      if (t < K - 1 || x0 >= g.row_bytes) continue;
+      uint32_t ordered[K][8], px[4], out[4];
+      for (int ky = 0; ky < K; ++ky)
+        for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[lane][(t + 1 + ky) % K][i];
+      if (size_t(x0) + 16 > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
+      sep_centre(g, p, y, x0, px);
+      sep_vertical_finish<K>(ordered, p, px, out);
+      std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, 16);
+      for (int i = 0; i < 16 && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
+    }
+  }
+}
+
 struct Case {
   int width, height, channels;
   Kernel kernel;
@@ -110,6 +163,7 @@ struct Case {
   long long resident;
   int lane_bytes = 16, ahead = 0;  // PARVIS_FILTER_SEP_LANE, _L2PF
   int level = 2;                   // 3: _BULKPF
+  int stages = 0;                  // > 0: the cp.async kernel with this many slots a warp
 };
 
 // Returns the number of problems (0: every byte right and written once).
@@ -143,7 +197,12 @@ size_t run_case(const Case& c, uint32_t seed) {
   p.ahead_level = c.level;
   size_t bad = 0;
   for (long long wid = 0; wid < p.warps; ++wid)
-    if (c.lane_bytes == 8) switch (c.pf) {
+    if (c.stages > 0) switch (c.stages) {
+        case 3: run_warp_async<K, C, 3>(g, p, wid, im, &bad); break;
+        case 4: run_warp_async<K, C, 4>(g, p, wid, im, &bad); break;
+        default: run_warp_async<K, C, 6>(g, p, wid, im, &bad); break;
+      }
+    else if (c.lane_bytes == 8) switch (c.pf) {
         case 1: run_warp<K, C, 1, 2>(g, p, wid, im, &bad); break;
         case 2: run_warp<K, C, 2, 2>(g, p, wid, im, &bad); break;
         default: run_warp<K, C, 4, 2>(g, p, wid, im, &bad); break;
@@ -171,8 +230,8 @@ size_t run_case(const Case& c, uint32_t seed) {
       if ((want != got || n != 1) && bad++ < 5)
         std::printf("  (%d, %d): got %d, want %d, written %d times\n", x, y, got, want, n);
     }
-  std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d (level %d) rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
-              c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, c.level, p.strip_rows, p.warps,
+  std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d (level %d) slots %d rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
+              c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, c.level, c.stages, p.strip_rows, p.warps,
               p.per_byte ? "per-byte" : p.pow2_shift >= 0 ? "pow2" : "magic", bad ? "FAILED" : "ok");
   return bad;
 }
@@ -242,6 +301,10 @@ int main() {
           // The experiments: 8 bytes a lane (PF 2 or 4, as compiled), the prefetch rows ahead.
           run(Case{s[0], s[1], ch, k, b, 2 + int(next(&seed) >> 31) * 2, 0, 7, 8, int(next(&seed) >> 30),
                    2 + int(next(&seed) >> 31)});
+          Case a{s[0], s[1], ch, k, b, 1, 0, 7};  // the cp.async kernel, 3, 4 or 6 slots
+          a.stages = 3 + int(next(&seed) % 3);
+          a.stages += a.stages == 5;
+          run(a);
         }
   // Strip boundaries: strips of 7, 8 and 13 rows (not multiples of K) on a larger odd image.
   for (int rows : {7, 8, 13}) run(Case{1027, 769, 3, kernels[1], Border::Zero, 2, rows, 0});
@@ -258,6 +321,23 @@ int main() {
   run(Case{3840, 2160, 3, kernels[3], Border::Zero, 4, 0, 2112});
   run(Case{7680, 4320, 3, kernels[7], Border::Zero, 4, 0, 2112});  // unsharp 5x5: the centre tap
   run(Case{1027, 769, 3, kernels[8], Border::Zero, 2, 13, 0});      // edge 3x3
+  // The cp.async kernel on the strips and grids above: odd strips, the 8K and 4K one-wave grids
+  // (132 SMs x 24 warps at K = 5, 32 at K = 3), grey, the per-byte finish.
+  for (int rows : {7, 13}) {
+    Case a{1027, 769, 3, kernels[1], Border::Zero, 1, rows, 0};
+    a.stages = rows == 7 ? 3 : 6;
+    run(a);
+  }
+  for (const Case& base : {Case{7680, 4320, 3, kernels[1], Border::Zero, 1, 0, 3168},
+                           Case{7680, 4320, 3, kernels[0], Border::Zero, 1, 0, 4224},
+                           Case{3840, 2160, 3, kernels[1], Border::Zero, 1, 0, 3168},
+                           Case{3840, 2160, 3, kernels[7], Border::Zero, 1, 0, 3168},
+                           Case{1029, 77, 1, kernels[3], Border::Zero, 1, 0, 0},
+                           Case{1027, 769, 3, kernels[8], Border::Zero, 1, 13, 0}}) {
+    Case a = base;
+    a.stages = 4;
+    run(a);
+  }
   std::printf("%zu cases, %zu problems\n", cases, bad);
   return bad ? 1 : 0;
 }

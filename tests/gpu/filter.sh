@@ -6,8 +6,11 @@
 #      every variant equals the default), every filter case again on cuda-opt with each of
 #      OPT_VARIANTS (default "smem prefetch sep": PARVIS_FILTER_VARIANT=smem, the shared-memory
 #      cp.async pipeline of cuda/filter/opt_smem.cuh, =prefetch, the persistent warps of
-#      cuda/filter/opt_prefetch.cuh, and =sep, the separable two-pass kernel of
-#      cuda/filter/opt_sep.cuh on gaussian/box/identity/unsharp/edge3, auto's path on the rest),
+#      cuda/filter/opt_prefetch.cuh, and =sep, the separable two-pass kernel on
+#      gaussian/box/identity/unsharp/edge3, auto's path on the rest: from compute capability 8.0
+#      its cp.async form, cuda/filter/opt_sep_async.cuh, also with 3 and 6 slots a warp
+#      (PARVIS_FILTER_SEP_STAGES), and its register form, cuda/filter/opt_sep.cuh
+#      (PARVIS_FILTER_SEP_ASYNC=0)),
 #      and the filter-cs and filter-custom cases with the other variants: cuda-naive's vectorized
 #      kernel (=vec) and cuda-opt's CUDA-core kernel (=direct);
 #   2. compute-sanitizer memcheck (leak check) and racecheck on the filter-cs cases (tiny and odd
@@ -55,6 +58,14 @@ if [[ " $OPT_VARIANTS " == *" sep "* ]]; then
   PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-gaussian5 sep & pids+=($!)
   PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-box3 sep & pids+=($!)
   PARVIS_FILTER_VARIANT=sep gpu_sanitize memcheck cuda-opt filter-all-unsharp5 sep & pids+=($!)
+  # The cp.async form's slots (shared memory, __syncwarp) on several warps: racecheck; its other
+  # slot counts and the register form against seq on every filter case, memcheck on the latter.
+  PARVIS_FILTER_VARIANT=sep gpu_sanitize racecheck cuda-opt filter-all-gaussian5 sep & pids+=($!)
+  for st in 3 6; do
+    gpu_test "test-filter-opt-sep-slots$st" PARVIS_FILTER_VARIANT=sep PARVIS_FILTER_SEP_STAGES=$st -- seq cuda-opt --only filter & pids+=($!)
+  done
+  gpu_test test-filter-opt-sep-registers PARVIS_FILTER_VARIANT=sep PARVIS_FILTER_SEP_ASYNC=0 -- seq cuda-opt --only filter & pids+=($!)
+  PARVIS_FILTER_VARIANT=sep PARVIS_FILTER_SEP_ASYNC=0 gpu_sanitize memcheck cuda-opt filter-all-gaussian5 sep-registers & pids+=($!)
   # sep's experiment switches (opt_sep.cuh sep_experiments; bench/filter_sep_experiments.sh times
   # them): every filter case against seq, and memcheck on the 131x67 cases, with 8 bytes a lane
   # and the L2 prefetch, and with the tighter launch bounds and the L1 prefetch.

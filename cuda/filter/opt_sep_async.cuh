@@ -1,0 +1,173 @@
+// cuda-opt's separable filter kernel with the source rows staged in shared memory by cp.async
+// (sep's default on compute capability >= 8.0; PARVIS_FILTER_SEP_ASYNC=0 takes the register
+// kernel of opt_sep.cuh). The arithmetic is opt_sep.cuh's, step for step (sep_horizontal,
+// sep_vertical_finish, sep_centre: the same packed 16-bit sums, the same finish, the same bits);
+// only where a lane's window words come from changes.
+//
+// Why (bench/README.md, "What sep waits on"): the register kernel keeps its rows in flight in
+// registers, one or two rows of 512 B a warp, so a warp's step waits about one loaded DRAM
+// latency (~1.4 us), and its halo and prefetch queue cost instructions and registers (80 with
+// spills, ~300 warp instructions a row step). Here a warp owns a ring of NS row slots in shared
+// memory; the copies of the next NS - 1 rows are in flight in the copy engine's path (cp.async,
+// no registers held) while the warp computes the current row, and the zero border is the
+// zero-fill of cp.async (src-size below 16): no clipping, no shuffles, no lane-0/31 halo loads.
+//
+// Slot layout (one source row, one warp): 34 chunks of 16 bytes, chunk c = row bytes
+// [xw - 16 + 16 c, xw + 16 c): the warp's 512 bytes and 16 bytes of halo each side (HW <= 4
+// words). Lane l copies chunk l + 1; lanes 0 and 1 also copy chunks 0 and 33. A chunk outside the
+// row (x < 0, x >= row_bytes) or a row outside the image is zero-filled (src-size 0), a chunk
+// across the row's end copies its bytes inside the row and zero-fills the rest, so the window
+// words of every lane are those opt_sep.cuh's sep_load + sep_window give.
+//
+// Pipeline (per warp; source rows t = 0 .. n - 1 of the strip, t = 0 is row ys - R):
+//   prologue: copy rows 0 .. NS - 2 into slots 0 .. NS - 2, one commit group each;
+//   step t:   __syncwarp (every lane has read slot (t - 1) % NS), copy row t + NS - 1 into it,
+//             commit; wait until at most NS - 1 groups are pending (row t has landed for this
+//             lane), __syncwarp (and for the other lanes); read the window of row t from slot
+//             t % NS; horizontal sums into ring slot t % K; from t = K - 1 on, the vertical sums of
+//             rows t - 2R .. t finish output row ys + t - 2R.
+// The row loop is unrolled by K so that the ring's slots are registers named at compile time.
+//
+// Counting (8K RGB 5x5, per warp row step of 512 bytes): ~2 cp.async + address ~8, 3 LDS, 30
+// PRMT unpack, 40 + 40 IMAD, finish ~20, store ~4, loop ~6: ~150 warp instructions (the register
+// kernel ~300). Bytes in flight: (NS - 1) x 544 a warp, NS = 4 and 24 warps a SM: 39 KB a SM.
+// Shared memory: warps a block x NS x 544 bytes (8 x 4 x 544 = 17 KB a block of 256).
+#pragma once
+#include "filter/opt_sep.cuh"
+
+namespace parvis::filter {
+namespace {
+
+constexpr int kSepAsyncChunks = 34;  // 16-byte chunks a slot: 32 lanes x 16 + 2 halo chunks
+constexpr int kSepAsyncSlotBytes = kSepAsyncChunks * 16;
+
+// Shared memory for `threads` threads a block and NS slots a warp.
+inline size_t sep_async_smem_bytes(int threads, int stages) {
+  return size_t(threads / 32) * size_t(stages) * kSepAsyncSlotBytes;
+}
+
+// The bytes of chunk `c` of row y that lie in the image (0: zero-fill the whole chunk) and where
+// they start. The chunk's x is a multiple of 16, as the pitch is, so a 16-byte copy never leaves
+// the row's pitch.
+__host__ __device__ __forceinline__ int sep_async_chunk(const Geometry& g, int y, int xw, int c, bool fetch,
+                                                        const uint8_t** src) {
+  const int x = xw - 16 + 16 * c;
+  *src = g.in;  // a valid address for a zero-byte copy
+  if (!fetch || y < 0 || y >= g.height || x < 0 || x >= g.row_bytes) return 0;
+  *src = g.in + size_t(y) * g.pitch + x;
+  const int n = g.row_bytes - x;
+  return n < 16 ? n : 16;
+}
+
+// The lane's window of NW words from a slot: bytes x0 - 4 HW .. x0 + 16 + 4 HW of the row.
+template <int HW, int NW>
+__host__ __device__ __forceinline__ void sep_async_window(const uint8_t* slot, int lane, uint32_t (&w)[NW]) {
+  const uint32_t* mid = reinterpret_cast<const uint32_t*>(slot + 16 * (lane + 1));
+  const uint4 v = *reinterpret_cast<const uint4*>(mid);
+  PARVIS_UNROLL
+  for (int i = 0; i < HW; ++i) {
+    w[i] = mid[i - HW];
+    w[HW + 4 + i] = mid[4 + i];
+  }
+  w[HW] = v.x, w[HW + 1] = v.y, w[HW + 2] = v.z, w[HW + 3] = v.w;
+}
+
+#ifdef __CUDACC__
+__device__ __forceinline__ void sep_async_copy16(uint8_t* dst, const uint8_t* src, int bytes) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+#else  // no cp.async below 8.0: a synchronous copy with the same zero-fill
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (bytes == 16) {
+    v = ldg(reinterpret_cast<const uint4*>(src));
+  } else if (bytes > 0) {
+    uint32_t w[4] = {0, 0, 0, 0};
+    for (int i = 0; i < bytes; ++i) w[i >> 2] |= uint32_t(src[i]) << (8 * (i & 3));
+    v = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  *reinterpret_cast<uint4*>(dst) = v;
+#endif
+}
+__device__ __forceinline__ void sep_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void sep_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+// Row t of the strip into `slot` (nothing copied past the strip's rows; the group still counts).
+__device__ __forceinline__ void sep_async_row(const Geometry& g, uint8_t* slot, int y, int xw, int lane, bool fetch) {
+  const uint8_t* src;
+  int bytes = sep_async_chunk(g, y, xw, lane + 1, fetch, &src);
+  if (fetch) sep_async_copy16(slot + 16 * (lane + 1), src, bytes);
+  if (lane < 2) {
+    const int c = lane == 0 ? 0 : kSepAsyncChunks - 1;
+    bytes = sep_async_chunk(g, y, xw, c, fetch, &src);
+    if (fetch) sep_async_copy16(slot + 16 * c, src, bytes);
+  }
+  sep_async_commit();
+}
+
+// 256 threads a block at most; 3 blocks a SM at K = 5 (85 registers), 4 at K = 3 (64).
+template <int K, int C, int NS>
+__global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geometry g, SepParams p) {
+  using S = SepShape<K, C, 4>;
+  static_assert(S::HW <= 4, "the halo fits one chunk each side");
+  static_assert(NS >= 2, "one slot in use, one in flight at least");
+  extern __shared__ uint4 sep_async_smem[];
+  const int lane = threadIdx.x & 31;
+  const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (wid >= p.warps) return;  // whole warps; no block-wide barrier below
+  uint8_t* slots = reinterpret_cast<uint8_t*>(sep_async_smem) + size_t(threadIdx.x >> 5) * NS * kSepAsyncSlotBytes;
+  const SepWarp sw = sep_warp(g, p, wid);
+  const int x0 = sw.xw + 16 * lane;
+  const int first = sw.ys - S::R;
+  const int n = sw.ye - sw.ys + 2 * S::R;  // source rows of the strip
+#pragma unroll
+  for (int t = 0; t + 1 < NS; ++t) sep_async_row(g, slots + t * kSepAsyncSlotBytes, first + t, sw.xw, lane, t < n);
+  uint32_t ring[K][8];
+  for (int t0 = 0; t0 < n; t0 += K) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {  // ring slot j = t % K, named at compile time
+      const int t = t0 + j;
+      if (t < n) {
+        __syncwarp();
+        const int ahead = t + NS - 1;
+        sep_async_row(g, slots + (ahead % NS) * kSepAsyncSlotBytes, first + ahead, sw.xw, lane, ahead < n);
+        sep_async_wait<NS - 1>();
+        __syncwarp();
+        uint32_t w[S::NW];
+        sep_async_window<S::HW, S::NW>(slots + (t % NS) * kSepAsyncSlotBytes, lane, w);
+        sep_horizontal<K, C>(w, p, ring[j]);
+        if (t >= K - 1) {
+          uint32_t ordered[K][8];  // the last K rows, oldest first: register names only
+#pragma unroll
+          for (int ky = 0; ky < K; ++ky)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[(j + 1 + ky) % K][i];
+          const int y = first + t - S::R;  // the output row
+          uint32_t px[4], out[4];
+          sep_centre(g, p, y, x0, px);
+          sep_vertical_finish<K>(ordered, p, px, out);
+          if (x0 < g.row_bytes) {
+            uint4* o = reinterpret_cast<uint4*>(g.out + size_t(y) * g.pitch + x0);
+            const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
+            if (p.stream_stores) __stcs(o, v);
+            else *o = v;
+          }
+        }
+      }
+    }
+  }
+  sep_async_wait<0>();  // nothing left in flight into shared memory at exit
+}
+#endif
+
+}  // namespace
+}  // namespace parvis::filter

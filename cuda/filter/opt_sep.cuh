@@ -23,8 +23,10 @@
 // path only when sum(row) sum(col) 255 + half < 2^16 (gaussian 5x5: 16 16 255 + 128 = 65408).
 // The 2-D sum is sum_ky sum_kx col[ky] row[kx] px = sum tap px, the same integer as seq's.
 // Finish: the rounding half added packed; a power-of-two divisor 2^s whose quotients cannot pass
-// 255 (sum(taps) 255 + half < 256 d, d <= 256: gaussian, identity) is a shift and a mask per pair
-// register, anything else (box: 9, 25) the magic-number multiply of DeviceDivider per byte. With a
+// 255 (sum(taps) 255 + half < 256 d, d <= 256: gaussian, identity) has its vertical taps and half
+// scaled by 2^(8 - s) on the host (the sums stay below 2^16 by the same bound), so every quotient
+// is the high byte of its 16-bit lane and one PRMT packs four output bytes; anything else (box: 9,
+// 25) takes the magic-number multiply of DeviceDivider per byte. With a
 // centre tap or a negative sign (per_byte), each byte's sum centre px + sign G is formed in int32
 // (G < 2^16 from the packed lanes, px reloaded from the row, an L1 hit: loaded R rows earlier)
 // and finished by DeviceDivider's clamps and magic: ~10 more instructions per byte.
@@ -93,7 +95,8 @@ struct SepShape {
 struct SepParams {
   int32_t row[kSepMaxK], col[kSepMaxK];  // horizontal and vertical taps, >= 0
   uint32_t half2;                        // the rounding half in both 16-bit lanes
-  int pow2_shift;                        // >= 0: the divisor is 2^shift and needs no clamp
+  int pow2_shift;                        // 8: the quotients are the lanes' high bytes (a power-of-
+                                         // two divisor, taps scaled to 256); -1: magic or per byte
   int32_t cap;                           // else DeviceDivider's cap, magic, shift
   uint32_t magic;
   int shift;
@@ -267,9 +270,8 @@ __host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ri
         return sep_umulhi(uint32_t(t), p.magic) >> p.shift;
       };
       out[k] = q(ve & 0xFFFFu, 0) | q(vo & 0xFFFFu, 1) << 8 | q(ve >> 16, 2) << 16 | q(vo >> 16, 3) << 24;
-    } else if (p.pow2_shift >= 0) {
-      const uint32_t qe = (ve >> p.pow2_shift) & 0x00FF00FFu, qo = (vo >> p.pow2_shift) & 0x00FF00FFu;
-      out[k] = sep_perm(qe, qo, 0x6240);
+    } else if (p.pow2_shift >= 0) {  // bytes 1 and 3 of (ve, vo): pixels 4k .. 4k + 3
+      out[k] = sep_perm(ve, vo, 0x7351);
     } else {
       auto q = [&](uint32_t t) { return sep_umulhi(t < uint32_t(p.cap) ? t : uint32_t(p.cap), p.magic) >> p.shift; };
       out[k] = q(ve & 0xFFFFu) | q(vo & 0xFFFFu) << 8 | q(ve >> 16) << 16 | q(vo >> 16) << 24;
@@ -468,8 +470,11 @@ inline bool sep_params(const Kernel& k, Border border, int channels, const Devic
   while (s < 30 && (int64_t(1) << s) < d) ++s;
   // A shift of s <= 8 keeps the high lane's bits out of the low lane's quotient byte.
   if ((int64_t(1) << s) == d && s <= 8 && vmax + d / 2 < 256 * d && vmax + d / 2 < 65536) {
-    p->pow2_shift = s;
-    p->half2 = uint32_t(d / 2) * 0x10001u;
+    // (sum + half) >> s = ((sum + half) 2^(8 - s)) >> 8: the column taps and the half scaled, the
+    // scaled sum below 256 d 2^(8 - s) = 2^16.
+    for (int i = 0; i < k.size; ++i) p->col[i] <<= 8 - s;
+    p->pow2_shift = 8;
+    p->half2 = (uint32_t(d / 2) << (8 - s)) * 0x10001u;
     return true;
   }
   if (!dv.exact) return *why = "no magic number for the divisor", false;

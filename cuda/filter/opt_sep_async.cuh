@@ -46,17 +46,16 @@ inline size_t sep_async_smem_bytes(int threads, int stages) {
   return size_t(threads / 32) * size_t(stages) * kSepAsyncSlotBytes;
 }
 
-// The bytes of chunk `c` of row y that lie in the image (0: zero-fill the whole chunk) and where
-// they start. The chunk's x is a multiple of 16, as the pitch is, so a 16-byte copy never leaves
-// the row's pitch.
-__host__ __device__ __forceinline__ int sep_async_chunk(const Geometry& g, int y, int xw, int c, bool fetch,
-                                                        const uint8_t** src) {
-  const int x = xw - 16 + 16 * c;
-  *src = g.in;  // a valid address for a zero-byte copy
-  if (!fetch || y < 0 || y >= g.height || x < 0 || x >= g.row_bytes) return 0;
-  *src = g.in + size_t(y) * g.pitch + x;
-  const int n = g.row_bytes - x;
-  return n < 16 ? n : 16;
+// Chunk `c` of a row for the warp at byte xw: its first byte x in the row and the bytes of it that
+// lie inside the row (0: the whole chunk is zero-filled). The same for every row, so a lane works
+// it out once; a row outside the image copies 0 bytes. x is a multiple of 16, as the pitch is, so
+// a 16-byte copy never leaves the row's pitch.
+struct SepAsyncChunk {
+  int x, bytes;
+};
+__host__ __device__ __forceinline__ SepAsyncChunk sep_async_chunk(const Geometry& g, int xw, int c) {
+  const int x = xw - 16 + 16 * c, n = g.row_bytes - x;
+  return SepAsyncChunk{x, x < 0 || n <= 0 ? 0 : n < 16 ? n : 16};
 }
 
 // The lane's window of NW words from a slot: bytes x0 - 4 HW .. x0 + 16 + 4 HW of the row.
@@ -101,15 +100,29 @@ __device__ __forceinline__ void sep_async_wait() {
 #endif
 }
 
-// Row t of the strip into `slot` (nothing copied past the strip's rows; the group still counts).
-__device__ __forceinline__ void sep_async_row(const Geometry& g, uint8_t* slot, int y, int xw, int lane, bool fetch) {
-  const uint8_t* src;
-  int bytes = sep_async_chunk(g, y, xw, lane + 1, fetch, &src);
-  if (fetch) sep_async_copy16(slot + 16 * (lane + 1), src, bytes);
-  if (lane < 2) {
-    const int c = lane == 0 ? 0 : kSepAsyncChunks - 1;
-    bytes = sep_async_chunk(g, y, xw, c, fetch, &src);
-    if (fetch) sep_async_copy16(slot + 16 * c, src, bytes);
+// A lane's copies of every row: chunk lane + 1, and for lanes 0 and 1 the halo chunks 0 and 33.
+struct SepAsyncLane {
+  SepAsyncChunk own, halo;
+  int halo_c;  // the halo chunk's index, -1: none
+};
+__host__ __device__ __forceinline__ SepAsyncLane sep_async_lane(const Geometry& g, int xw, int lane) {
+  SepAsyncLane l;
+  l.own = sep_async_chunk(g, xw, lane + 1);
+  l.halo_c = lane == 0 ? 0 : lane == 1 ? kSepAsyncChunks - 1 : -1;
+  l.halo = sep_async_chunk(g, xw, l.halo_c < 0 ? 0 : l.halo_c);
+  return l;
+}
+
+// Image row y (starting `row_off` bytes into the image) into `slot`, when `fetch` (a row past the
+// strip's is not copied; the group is committed all the same, so the count of groups holds).
+__device__ __forceinline__ void sep_async_row(const Geometry& g, const SepAsyncLane& l, uint8_t* slot, int y,
+                                              long long row_off, int lane, bool fetch) {
+  if (fetch) {
+    const bool inside = unsigned(y) < unsigned(g.height);
+    const uint8_t* row = g.in + (inside ? row_off : 0);
+    sep_async_copy16(slot + 16 * (lane + 1), inside && l.own.bytes ? row + l.own.x : g.in, inside ? l.own.bytes : 0);
+    if (l.halo_c >= 0)
+      sep_async_copy16(slot + 16 * l.halo_c, inside && l.halo.bytes ? row + l.halo.x : g.in, inside ? l.halo.bytes : 0);
   }
   sep_async_commit();
 }
@@ -124,26 +137,40 @@ __global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geomet
   const int lane = threadIdx.x & 31;
   const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (wid >= p.warps) return;  // whole warps; no block-wide barrier below
-  uint8_t* slots = reinterpret_cast<uint8_t*>(sep_async_smem) + size_t(threadIdx.x >> 5) * NS * kSepAsyncSlotBytes;
+  uint8_t* const slots = reinterpret_cast<uint8_t*>(sep_async_smem) + size_t(threadIdx.x >> 5) * NS * kSepAsyncSlotBytes;
   const SepWarp sw = sep_warp(g, p, wid);
+  const SepAsyncLane l = sep_async_lane(g, sw.xw, lane);
   const int x0 = sw.xw + 16 * lane;
+  const bool stores = x0 < g.row_bytes;
   const int first = sw.ys - S::R;
   const int n = sw.ye - sw.ys + 2 * S::R;  // source rows of the strip
+  const long long pitch = (long long)g.pitch;
+  // Everything a step advances by one row (no multiply or modulo in the loop): the row copied
+  // (y_next, its offset, its slot), the slot read, the output row's address.
+  int y_next = first;
+  long long off_next = (long long)first * pitch;
 #pragma unroll
-  for (int t = 0; t + 1 < NS; ++t) sep_async_row(g, slots + t * kSepAsyncSlotBytes, first + t, sw.xw, lane, t < n);
+  for (int t = 0; t + 1 < NS; ++t, ++y_next, off_next += pitch)
+    sep_async_row(g, l, slots + t * kSepAsyncSlotBytes, y_next, off_next, lane, t < n);
+  uint8_t* slot_copy = slots + (NS - 1) * kSepAsyncSlotBytes;
+  const uint8_t* slot_read = slots;
+  uint8_t* out_row = g.out + size_t(sw.ys) * g.pitch + x0;
+  auto advance = [&](auto& ptr) { ptr = ptr + kSepAsyncSlotBytes == slots + NS * kSepAsyncSlotBytes ? slots : ptr + kSepAsyncSlotBytes; };
   uint32_t ring[K][8];
   for (int t0 = 0; t0 < n; t0 += K) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {  // ring slot j = t % K, named at compile time
       const int t = t0 + j;
       if (t < n) {
-        __syncwarp();
-        const int ahead = t + NS - 1;
-        sep_async_row(g, slots + (ahead % NS) * kSepAsyncSlotBytes, first + ahead, sw.xw, lane, ahead < n);
+        __syncwarp();  // every lane has read slot_copy (the slot of row t - 1)
+        sep_async_row(g, l, slot_copy, y_next, off_next, lane, t + NS - 1 < n);
+        ++y_next, off_next += pitch;
+        advance(slot_copy);
         sep_async_wait<NS - 1>();
-        __syncwarp();
+        __syncwarp();  // row t has landed for every lane
         uint32_t w[S::NW];
-        sep_async_window<S::HW, S::NW>(slots + (t % NS) * kSepAsyncSlotBytes, lane, w);
+        sep_async_window<S::HW, S::NW>(slot_read, lane, w);
+        advance(slot_read);
         sep_horizontal<K, C>(w, p, ring[j]);
         if (t >= K - 1) {
           uint32_t ordered[K][8];  // the last K rows, oldest first: register names only
@@ -151,16 +178,16 @@ __global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geomet
           for (int ky = 0; ky < K; ++ky)
 #pragma unroll
             for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[(j + 1 + ky) % K][i];
-          const int y = first + t - S::R;  // the output row
           uint32_t px[4], out[4];
-          sep_centre(g, p, y, x0, px);
+          sep_centre(g, p, first + t - S::R, x0, px);  // the output row's pixels (per_byte only)
           sep_vertical_finish<K>(ordered, p, px, out);
-          if (x0 < g.row_bytes) {
-            uint4* o = reinterpret_cast<uint4*>(g.out + size_t(y) * g.pitch + x0);
+          if (stores) {
+            uint4* o = reinterpret_cast<uint4*>(out_row);
             const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
             if (p.stream_stores) __stcs(o, v);
             else *o = v;
           }
+          out_row += pitch;
         }
       }
     }

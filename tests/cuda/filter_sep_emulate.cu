@@ -121,16 +121,26 @@ void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8
   auto copy_row = [&](int t) {
     uint8_t* slot = &slots[size_t(t % NS) * kSepAsyncSlotBytes];
     holds[t % NS] = t;  // past the strip (t >= n) nothing is copied and the slot is never read
-    for (int c = 0; c < kSepAsyncChunks && t < n; ++c) {
-      const uint8_t* src = nullptr;
-      const int bytes = sep_async_chunk(g, first + t, sw.xw, c, true, &src);
-      const size_t off = size_t(src - g.in);
-      if ((bytes < 0 || bytes > 16 || (bytes > 0 && (off % 16 != 0 || off % g.pitch + 16 > g.pitch ||
-                                                     off + 16 > g.pitch * size_t(g.height)))) && (*bad)++ < 5)
-        std::printf("  chunk %d of row %d: %d bytes at offset %zu\n", c, first + t, bytes, off);
+    if (t >= n) return;
+    const int y = first + t;
+    const bool inside = y >= 0 && y < g.height;
+    int copies[kSepAsyncChunks] = {};
+    auto copy = [&](int c, const SepAsyncChunk& ch) {  // sep_async_row's copy of a chunk
+      ++copies[c];
+      const int bytes = inside ? ch.bytes : 0;
+      const size_t off = size_t(y) * g.pitch + size_t(ch.x);
+      if ((bytes < 0 || bytes > 16 || (bytes > 0 && (ch.x % 16 != 0 || size_t(ch.x) + 16 > g.pitch))) && (*bad)++ < 5)
+        std::printf("  chunk %d of row %d: %d bytes at x %d\n", c, y, bytes, ch.x);
       std::memset(slot + 16 * c, 0, 16);
-      if (bytes > 0) std::memcpy(slot + 16 * c, src, size_t(bytes));
+      if (bytes > 0) std::memcpy(slot + 16 * c, g.in + off, size_t(bytes));
+    };
+    for (int lane = 0; lane < 32; ++lane) {
+      const SepAsyncLane l = sep_async_lane(g, sw.xw, lane);
+      copy(lane + 1, l.own);
+      if (l.halo_c >= 0) copy(l.halo_c, l.halo);
     }
+    for (int c = 0; c < kSepAsyncChunks; ++c)
+      if (copies[c] != 1 && (*bad)++ < 5) std::printf("  chunk %d of row %d copied %d times\n", c, y, copies[c]);
   };
   for (int t = 0; t + 1 < NS; ++t) copy_row(t);
   for (int t = 0; t < n; ++t) {

@@ -71,8 +71,7 @@
 #include "filter/device_image.cuh"
 #include "filter/opt_common.cuh"
 #include "filter/opt_prefetch.cuh"
-#include "filter/opt_sep.cuh"
-#include "filter/opt_sep_async.cuh"
+#include "filter/opt_sep_plan.cuh"
 #include "filter/opt_smem.cuh"
 
 namespace parvis::filter {
@@ -247,12 +246,7 @@ struct Filter {
   int planes = 1, chunks = 1, rows_per_unit = 1;
   int min_blocks = 0;  // 4: the launch-bounded kernel (the default on one plane, 8 rows)
   SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
-  SepParams sep{};            // Sep: taps, finish, strips
-  int sep_pf = 1;             // Sep: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
-  bool sep_tight = false;     // Sep: the TIGHT launch bounds (PARVIS_FILTER_SEP_MINB=1)
-  int sep_lane = 16;          // Sep: bytes a lane (PARVIS_FILTER_SEP_LANE=8|16)
-  int sep_stages = 0;         // Sep: shared-memory slots a warp of the cp.async kernel; 0: registers
-  size_t sep_smem = 0;        // Sep: its dynamic shared memory a block
+  SepPlan sep{};              // Sep: its kernel, taps, finish, strips (opt_sep_plan.cuh)
   unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
   size_t smem_bytes = 0;      // MmaSmem: the ring
   int threads = 256;
@@ -264,33 +258,6 @@ struct Filter {
 void FilterDeleter::operator()(Filter* f) const { delete f; }
 
 namespace {
-template <int PF, bool TIGHT = false, int LW = 4, typename Visit>
-Status with_sep_kernel_pf(const Filter& f, Visit visit) {
-  if (f.geo.channels == 1)
-    return f.geo.size == 3 ? visit(&convolve_sep<3, 1, PF, TIGHT, LW>) : visit(&convolve_sep<5, 1, PF, TIGHT, LW>);
-  return f.geo.size == 3 ? visit(&convolve_sep<3, 3, PF, TIGHT, LW>) : visit(&convolve_sep<5, 3, PF, TIGHT, LW>);
-}
-template <int NS, typename Visit>
-Status with_sep_async_kernel_ns(const Filter& f, Visit visit) {
-  if (f.geo.channels == 1)
-    return f.geo.size == 3 ? visit(&convolve_sep_async<3, 1, NS>) : visit(&convolve_sep_async<5, 1, NS>);
-  return f.geo.size == 3 ? visit(&convolve_sep_async<3, 3, NS>) : visit(&convolve_sep_async<5, 3, NS>);
-}
-template <typename Visit>
-Status with_sep_kernel(const Filter& f, Visit visit) {  // filter_create allows these combinations
-  if (f.sep_stages > 0)
-    return f.sep_stages == 3   ? with_sep_async_kernel_ns<3>(f, visit)
-           : f.sep_stages == 6 ? with_sep_async_kernel_ns<6>(f, visit)
-                               : with_sep_async_kernel_ns<4>(f, visit);
-  if (f.sep_lane == 8)
-    return f.sep_tight     ? with_sep_kernel_pf<2, true, 2>(f, visit)
-           : f.sep_pf == 4 ? with_sep_kernel_pf<4, false, 2>(f, visit)
-                           : with_sep_kernel_pf<2, false, 2>(f, visit);
-  if (f.sep_tight) return f.sep_pf == 1 ? with_sep_kernel_pf<1, true>(f, visit) : with_sep_kernel_pf<2, true>(f, visit);
-  if (f.sep_pf == 1) return with_sep_kernel_pf<1>(f, visit);
-  return f.sep_pf == 4 ? with_sep_kernel_pf<4>(f, visit) : with_sep_kernel_pf<2>(f, visit);
-}
-
 // Calls visit(kernel function) with the kernel the filter's path runs.
 template <typename Visit>
 Status with_kernel(const Filter& f, Visit visit) {
@@ -316,7 +283,7 @@ Status with_kernel(const Filter& f, Visit visit) {
     case OptPath::Direct:
       return visit(&convolve_direct);
     case OptPath::Sep:
-      return with_sep_kernel(f, visit);
+      return with_sep_kernel(f.geo, f.sep, visit);
   }
   return Status::runtime("filter: unknown path");
 }
@@ -381,32 +348,6 @@ Status plan_prefetch(Filter* f, int dev) {
   return Status::Ok();
 }
 
-// The separable kernel's strips (opt_sep.cuh): one wave of the resident warps unless
-// PARVIS_FILTER_SEP_ROWS=N sets the rows per strip (for the experiments of bench/README.md).
-Status plan_sep(Filter* f, int dev) {
-  int sms = 0, per_sm = 0, rows = 0, smem_max = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (f->sep_stages > 0) f->sep_smem = sep_async_smem_bytes(f->threads, f->sep_stages);
-  if (f->sep_smem > size_t(smem_max))
-    return Status::bad_input("filter sep: " + std::to_string(f->sep_smem) + " bytes of shared memory a block (" +
-                             std::to_string(f->threads) + " threads, " + std::to_string(f->sep_stages) +
-                             " slots a warp) exceed the device's " + std::to_string(smem_max));
-  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
-    if (f->sep_smem > 0)
-      CUDA_CHECK(cudaFuncSetAttribute(kernel_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(f->sep_smem)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, f->sep_smem));
-    return Status::Ok();
-  }));
-  if (per_sm < 1) return Status::runtime("filter sep: no block of " + std::to_string(f->threads) + " threads fits a SM");
-  if (const char* e = std::getenv("PARVIS_FILTER_SEP_ROWS"); e && *e) {
-    rows = std::atoi(e);
-    if (rows < 1 || rows > 65536)
-      return Status::usage("PARVIS_FILTER_SEP_ROWS must be 1..65536, not '" + std::string(e) + "'");
-  }
-  sep_grid(f->geo, std::max(1LL, (long long)per_sm * sms * (f->threads / 32)), rows, &f->sep, f->sep_lane);
-  return Status::Ok();
-}
 }  // namespace
 
 Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
@@ -452,37 +393,10 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   const std::string& name = variant_names()[size_t(variant)];
   std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
   if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
-      sep_params(kernel, border, channels, f->divider, &f->sep, &sep_why) &&
-      (name == "sep" || kSepPerByteByDefault || !f->sep.per_byte)) {
+      sep_params(kernel, border, channels, f->divider, &f->sep.params, &sep_why) &&
+      (name == "sep" || kSepPerByteByDefault || !f->sep.params.per_byte)) {
     f->path = OptPath::Sep;
-    if (const char* e = std::getenv("PARVIS_FILTER_SEP_PF")) f->sep_pf = std::atoi(e);
-    if (f->sep_pf != 1 && f->sep_pf != 2 && f->sep_pf != 4)
-      return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
-    if (!sep_experiments(&f->sep, &f->sep_tight, &f->sep_lane, &sep_why)) return Status::usage(sep_why);
-    if (f->sep_pf != 2 && (f->sep_tight ? f->sep_pf == 4 || f->sep_lane == 8 : f->sep_pf == 1 && f->sep_lane == 8))
-      return Status::usage("sep compiles PF 1|2|4, MINB=1 with PF 1|2, LANE=8 with PF 2|4, both with PF 2");
-    // The cp.async kernel (opt_sep_async.cuh) from 8.0 on, unless a switch of the register
-    // kernel's experiments is set (then that kernel, as before).
-    bool reg_switch = false;
-    for (const char* v : {"PF", "MINB", "LANE", "L2PF", "L1PF", "BULKPF"})
-      if (const char* e = std::getenv(("PARVIS_FILTER_SEP_" + std::string(v)).c_str()); e && *e) reg_switch = true;
-    int async = major >= 8 && !reg_switch ? 1 : 0, stages = 4;
-    const char* ea = std::getenv("PARVIS_FILTER_SEP_ASYNC");
-    const char* es = std::getenv("PARVIS_FILTER_SEP_STAGES");
-    if (ea && *ea) {
-      if (std::string(ea) != "0" && std::string(ea) != "1")
-        return Status::usage("PARVIS_FILTER_SEP_ASYNC must be 0 or 1, not '" + std::string(ea) + "'");
-      async = *ea - '0';
-    }
-    if (es && *es) {
-      if (std::string(es) != "3" && std::string(es) != "4" && std::string(es) != "6")
-        return Status::usage("PARVIS_FILTER_SEP_STAGES must be 3, 4 or 6, not '" + std::string(es) + "'");
-      stages = *es - '0';
-    }
-    if (async == 1 && major < 8) return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 needs compute capability 8.0 (cp.async)");
-    if (async == 1 && (f->sep_lane != 16 || f->sep.ahead > 0))
-      return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 takes 16 bytes a lane and no prefetch (set it to 0 for those)");
-    if (async == 1) f->sep_stages = stages;
+    PARVIS_TRY(sep_plan_switches(major, &f->sep));
   }
   bool mma = name != "direct" && f->path != OptPath::Sep;
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
@@ -528,7 +442,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   }));
   if (f->path == OptPath::MmaSmem) PARVIS_TRY(plan_smem(f.get(), dev));
   if (f->path == OptPath::MmaPrefetch) PARVIS_TRY(plan_prefetch(f.get(), dev));
-  if (f->path == OptPath::Sep) PARVIS_TRY(plan_sep(f.get(), dev));
+  if (f->path == OptPath::Sep) PARVIS_TRY(sep_plan_grid(f->geo, f->threads, dev, &f->sep));
   *out = std::move(f);
   return Status::Ok();
 }
@@ -573,8 +487,8 @@ Status launch_on(const Filter& f, SmemFn fn, cudaStream_t s) {
 }
 Status launch_on(const Filter& f, SepFn fn, cudaStream_t s) {
   unsigned blocks = 0;
-  PARVIS_TRY(grid_for(f, f.sep.warps * 32, &blocks));
-  fn<<<blocks, f.threads, f.sep_smem, s>>>(f.geo, f.sep);
+  PARVIS_TRY(grid_for(f, f.sep.params.warps * 32, &blocks));
+  fn<<<blocks, f.threads, f.sep.smem, s>>>(f.geo, f.sep.params);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -627,15 +541,7 @@ std::string filter_describe(const Filter* f) {
       s = "direct" + (f->why.empty() ? std::string() : " (" + f->why + ")");
       break;
     case OptPath::Sep:
-      s = "sep k" + std::to_string(f->geo.size) + " c" + std::to_string(f->geo.channels) + " rows " +
-          std::to_string(f->sep.strip_rows) + " warps " + std::to_string(f->sep.warps) +
-          (f->sep_stages > 0 ? " async " + std::to_string(f->sep_stages) + " slots"
-                             : " pf " + std::to_string(f->sep_pf) + (f->sep_tight ? " minb+1" : "")) +
-          (f->sep_lane == 8 ? " lane 8" : "") +
-          (f->sep.ahead ? std::string(f->sep.ahead_level == 1 ? " l1pf " : f->sep.ahead_level == 3 ? " bulkpf " : " l2pf ") +
-                              std::to_string(f->sep.ahead) : "") +
-          (f->sep.stream_stores ? " stcs" : "") +
-          (f->sep.per_byte ? " per-byte" : f->sep.pow2_shift >= 0 ? " pow2" : " magic");
+      s = sep_describe(f->geo, f->sep);
       break;
   }
   return s + ", " + std::to_string(f->threads) + " threads";

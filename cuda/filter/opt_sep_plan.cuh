@@ -1,0 +1,132 @@
+// cuda-opt's separable filter path, host side: which of its kernels runs (the register kernel of
+// opt_sep.cuh with its experiment switches, or the cp.async kernel of opt_sep_async.cuh), with
+// which compile-time shape, and on which grid of strips. opt.cu's filter_create calls
+// sep_params (opt_sep.cuh: taps and finish), then sep_plan_switches and sep_plan_grid.
+#pragma once
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "common.cuh"
+#include "filter/opt_sep.cuh"
+#include "filter/opt_sep_async.cuh"
+
+namespace parvis::filter {
+namespace {
+
+struct SepPlan {
+  SepParams params{};  // taps, finish, strips
+  int pf = 1;          // the register kernel: source rows loaded ahead (PARVIS_FILTER_SEP_PF=1|2|4)
+  bool tight = false;  // its TIGHT launch bounds (PARVIS_FILTER_SEP_MINB=1)
+  int lane = 16;       // its bytes a lane (PARVIS_FILTER_SEP_LANE=8|16)
+  int stages = 0;      // > 0: the cp.async kernel with this many shared-memory slots a warp
+  size_t smem = 0;     // the cp.async kernel's dynamic shared memory a block
+};
+
+template <int PF, bool TIGHT = false, int LW = 4, typename Visit>
+Status with_sep_kernel_pf(const Geometry& g, Visit visit) {
+  if (g.channels == 1)
+    return g.size == 3 ? visit(&convolve_sep<3, 1, PF, TIGHT, LW>) : visit(&convolve_sep<5, 1, PF, TIGHT, LW>);
+  return g.size == 3 ? visit(&convolve_sep<3, 3, PF, TIGHT, LW>) : visit(&convolve_sep<5, 3, PF, TIGHT, LW>);
+}
+template <int NS, typename Visit>
+Status with_sep_async_kernel_ns(const Geometry& g, Visit visit) {
+  if (g.channels == 1)
+    return g.size == 3 ? visit(&convolve_sep_async<3, 1, NS>) : visit(&convolve_sep_async<5, 1, NS>);
+  return g.size == 3 ? visit(&convolve_sep_async<3, 3, NS>) : visit(&convolve_sep_async<5, 3, NS>);
+}
+template <typename Visit>
+Status with_sep_kernel(const Geometry& g, const SepPlan& s, Visit visit) {  // filter_create allows these combinations
+  if (s.stages > 0)
+    return s.stages == 3   ? with_sep_async_kernel_ns<3>(g, visit)
+           : s.stages == 6 ? with_sep_async_kernel_ns<6>(g, visit)
+                           : with_sep_async_kernel_ns<4>(g, visit);
+  if (s.lane == 8)
+    return s.tight     ? with_sep_kernel_pf<2, true, 2>(g, visit)
+           : s.pf == 4 ? with_sep_kernel_pf<4, false, 2>(g, visit)
+                       : with_sep_kernel_pf<2, false, 2>(g, visit);
+  if (s.tight) return s.pf == 1 ? with_sep_kernel_pf<1, true>(g, visit) : with_sep_kernel_pf<2, true>(g, visit);
+  if (s.pf == 1) return with_sep_kernel_pf<1>(g, visit);
+  return s.pf == 4 ? with_sep_kernel_pf<4>(g, visit) : with_sep_kernel_pf<2>(g, visit);
+}
+
+// The kernel and its switches from the environment, for a device of compute capability `major`
+// (a usage error on a bad value or a combination that is not compiled).
+inline Status sep_plan_switches(int major, SepPlan* s) {
+  std::string sep_why;
+  if (const char* e = std::getenv("PARVIS_FILTER_SEP_PF")) s->pf = std::atoi(e);
+  if (s->pf != 1 && s->pf != 2 && s->pf != 4)
+    return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
+  if (!sep_experiments(&s->params, &s->tight, &s->lane, &sep_why)) return Status::usage(sep_why);
+  if (s->pf != 2 && (s->tight ? s->pf == 4 || s->lane == 8 : s->pf == 1 && s->lane == 8))
+    return Status::usage("sep compiles PF 1|2|4, MINB=1 with PF 1|2, LANE=8 with PF 2|4, both with PF 2");
+  // The cp.async kernel (opt_sep_async.cuh) from 8.0 on, unless a switch of the register
+  // kernel's experiments is set (then that kernel, as before).
+  bool reg_switch = false;
+  for (const char* v : {"PF", "MINB", "LANE", "L2PF", "L1PF", "BULKPF"})
+    if (const char* e = std::getenv(("PARVIS_FILTER_SEP_" + std::string(v)).c_str()); e && *e) reg_switch = true;
+  int async = major >= 8 && !reg_switch ? 1 : 0, stages = 4;
+  const char* ea = std::getenv("PARVIS_FILTER_SEP_ASYNC");
+  const char* es = std::getenv("PARVIS_FILTER_SEP_STAGES");
+  if (ea && *ea) {
+    if (std::string(ea) != "0" && std::string(ea) != "1")
+      return Status::usage("PARVIS_FILTER_SEP_ASYNC must be 0 or 1, not '" + std::string(ea) + "'");
+    async = *ea - '0';
+  }
+  if (es && *es) {
+    if (std::string(es) != "3" && std::string(es) != "4" && std::string(es) != "6")
+      return Status::usage("PARVIS_FILTER_SEP_STAGES must be 3, 4 or 6, not '" + std::string(es) + "'");
+    stages = *es - '0';
+  }
+  if (async == 1 && major < 8) return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 needs compute capability 8.0 (cp.async)");
+  if (async == 1 && (s->lane != 16 || s->params.ahead > 0))
+    return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 takes 16 bytes a lane and no prefetch (set it to 0 for those)");
+  if (async == 1) s->stages = stages;
+  return Status::Ok();
+}
+
+// The strips for `threads` threads a block: one wave of the resident warps, except the cp.async
+// kernel at 3x3, which takes strips of 8 rows (several waves: H100, 8K RGB gaussian 3x3 84-85 us
+// against 91 in one wave, 4K 27.2 against 27.4-27.9; at 5x5 the (K - 1) / 8 halo rows cost more
+// than that: 8K 99-101 against 93-94); PARVIS_FILTER_SEP_ROWS=N sets the rows a strip (the
+// experiments of bench/README.md).
+Status sep_plan_grid(const Geometry& g, int threads, int dev, SepPlan* s) {
+  int sms = 0, per_sm = 0, rows = 0, smem_max = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (s->stages > 0) s->smem = sep_async_smem_bytes(threads, s->stages);
+  if (s->smem > size_t(smem_max))
+    return Status::bad_input("filter sep: " + std::to_string(s->smem) + " bytes of shared memory a block (" +
+                             std::to_string(threads) + " threads, " + std::to_string(s->stages) +
+                             " slots a warp) exceed the device's " + std::to_string(smem_max));
+  PARVIS_TRY(with_sep_kernel(g, *s, [&](auto kernel_fn) -> Status {
+    if (s->smem > 0)
+      CUDA_CHECK(cudaFuncSetAttribute(kernel_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s->smem)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, threads, s->smem));
+    return Status::Ok();
+  }));
+  if (per_sm < 1) return Status::runtime("filter sep: no block of " + std::to_string(threads) + " threads fits a SM");
+  if (const char* e = std::getenv("PARVIS_FILTER_SEP_ROWS"); e && *e) {
+    rows = std::atoi(e);
+    if (rows < 1 || rows > 65536)
+      return Status::usage("PARVIS_FILTER_SEP_ROWS must be 1..65536, not '" + std::string(e) + "'");
+  }
+  if (rows == 0 && s->stages > 0 && g.size == 3) rows = 8;
+  sep_grid(g, std::max(1LL, (long long)per_sm * sms * (threads / 32)), rows, &s->params, s->lane);
+  return Status::Ok();
+}
+
+inline std::string sep_describe(const Geometry& g, const SepPlan& s) {
+  const SepParams& p = s.params;
+  return "sep k" + std::to_string(g.size) + " c" + std::to_string(g.channels) + " rows " + std::to_string(p.strip_rows) +
+         " warps " + std::to_string(p.warps) +
+         (s.stages > 0 ? " async " + std::to_string(s.stages) + " slots"
+                       : " pf " + std::to_string(s.pf) + (s.tight ? " minb+1" : "")) +
+         (s.lane == 8 ? " lane 8" : "") +
+         (p.ahead ? std::string(p.ahead_level == 1 ? " l1pf " : p.ahead_level == 3 ? " bulkpf " : " l2pf ") + std::to_string(p.ahead)
+                  : "") +
+         (p.stream_stores ? " stcs" : "") + (p.per_byte ? " per-byte" : p.pow2_shift >= 0 ? " pow2" : " magic");
+}
+
+}  // namespace
+}  // namespace parvis::filter

@@ -25,6 +25,7 @@ const char* transfer_name(Transfer t) {
     case Transfer::Pageable: return "pageable";
     case Transfer::Staged: return "staged";
     case Transfer::Register: return "register";
+    case Transfer::Linear: return "linear";
   }
   return "?";
 }
@@ -57,8 +58,10 @@ Status transfer_config_from_env(TransferConfig* out) {
     else if (s == "pageable" || s == "direct") c.mode = Transfer::Pageable;
     else if (s == "staged" || s == "chunked" || s == "whole") c.mode = Transfer::Staged;
     else if (s == "register") c.mode = Transfer::Register;
+    else if (s == "linear") c.mode = Transfer::Linear;
     else
-      return Status::usage("PARVIS_UPLOAD must be auto, pageable, staged or register, not '" + s + "'");
+      return Status::usage("PARVIS_UPLOAD must be auto, pageable, staged, register or linear, not '" +
+                           s + "'");
   }
   if (const char* v = std::getenv("PARVIS_UPLOAD_CHUNK"); v && *v)
     if (!parse_bytes(v, 4096, size_t(1) << 30, &c.chunk))
@@ -66,11 +69,19 @@ Status transfer_config_from_env(TransferConfig* out) {
   if (const char* v = std::getenv("PARVIS_UPLOAD_MIN"); v && *v)
     if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
       return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
+  if (const char* v = std::getenv("PARVIS_UPLOAD_PINNED"); v && *v)
+    if (!parse_bytes(v, 0, size_t(1) << 32, &c.pinned))
+      return Status::usage(std::string("PARVIS_UPLOAD_PINNED must be 0..4096M bytes, not '") + v + "'");
   size_t n = 0;
   if (const char* v = std::getenv("PARVIS_UPLOAD_2D"); v && *v) {
     if (!parse_bytes(v, 0, 1, &n))
       return Status::usage(std::string("PARVIS_UPLOAD_2D must be 0 or 1, not '") + v + "'");
     c.copy_2d = n == 1;
+  }
+  if (const char* v = std::getenv("PARVIS_UPLOAD_WARM"); v && *v) {
+    if (!parse_bytes(v, 0, 1, &n))
+      return Status::usage(std::string("PARVIS_UPLOAD_WARM must be 0 or 1, not '") + v + "'");
+    c.warm = n == 1;
   }
   if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
     if (!parse_bytes(v, 1, 64, &n))
@@ -119,6 +130,12 @@ PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool
   return p;
 }
 
+size_t piece_limit(const TransferConfig& c, int threads) {
+  if (!c.pinned) return c.chunk;
+  const size_t per = c.pinned / (size_t(std::max(threads, 1)) * size_t(std::max(c.slots, 1)));
+  return std::min(c.chunk, std::max(size_t(4096), per));
+}
+
 PiecePlan::Piece PiecePlan::at(size_t i) const {
   if (rows_per_piece) {
     const size_t r0 = i * rows_per_piece;
@@ -145,6 +162,24 @@ static Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, si
   if (W <= 0 || rows <= 0) return Status::Ok();
   const dim3 grid(div_up(size_t(W), 256), unsigned(std::min(rows, 65535)));
   rgb_rows_to_gray<<<grid, 256, 0, s>>>(rgb, rgb_pitch, dst, dpitch, W, rows);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// Rows of `width` bytes, `spitch` apart -> `dpitch` apart (the linear copy's repack; the bytes
+// past width in dst are left as they are).
+__global__ void repack_rows(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
+                            size_t width, int rows) {
+  const size_t x = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= width) return;
+  for (int y = blockIdx.y; y < rows; y += gridDim.y) dst[size_t(y) * dpitch + x] = src[size_t(y) * spitch + x];
+}
+
+static Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
+                            size_t width, size_t rows, cudaStream_t s) {
+  if (width == 0 || rows == 0) return Status::Ok();
+  const dim3 grid(div_up(width, 256), unsigned(std::min<size_t>(rows, 65535)));
+  repack_rows<<<grid, 256, 0, s>>>(src, spitch, dst, dpitch, width, int(rows));
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -227,9 +262,8 @@ struct Worker {
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;
   std::vector<cudaEvent_t> ev;  // one per slot: its last DMA
-  PinnedBuffer<uint8_t> host;   // slots x slot_bytes
-  DeviceBuffer<uint8_t> dev;    // the same on the GPU (RGB pieces before their conversion)
-  size_t slot_bytes = 0, dev_slot_bytes = 0;
+  uint8_t* host = nullptr;      // its slots x slot_bytes in the copier's pinned block
+  uint8_t* dev = nullptr;       // the same on the GPU (RGB pieces before their conversion)
 };
 
 }  // namespace
@@ -239,9 +273,18 @@ struct StagedCopier::Impl {
   bool ready = false;
   int device = 0;
   cudaEvent_t start = nullptr;
-  std::deque<Worker> workers;  // not movable: pinned and device buffers
+  std::deque<Worker> workers;
   Pool pool;
-  DeviceBuffer<uint8_t> rgb_scratch;  // pageable / register RGB -> grey: the whole RGB image
+  // Every worker's slots: one pinned block (worker i at i x slots x slot_bytes) for the first
+  // slot_workers workers, and its device twin (the RGB pieces before their conversion).
+  PinnedBuffer<uint8_t> host_block;
+  DeviceBuffer<uint8_t> dev_block;
+  size_t slot_bytes = 0, dev_slot_bytes = 0;
+  int slot_workers = 0, dev_slot_workers = 0;
+  // pageable / register RGB -> grey and linear: the rows on the device before their conversion
+  // or repack; scratch_done: recorded after the last work that reads it.
+  DeviceBuffer<uint8_t> scratch;
+  cudaEvent_t scratch_done = nullptr;
 
   ~Impl() { release(); }
   void release() {
@@ -252,8 +295,15 @@ struct StagedCopier::Impl {
       if (w.stream) cudaStreamDestroy(w.stream);
     }
     workers.clear();
+    slot_bytes = dev_slot_bytes = 0;
+    slot_workers = dev_slot_workers = 0;
     if (start) cudaEventDestroy(start);
     start = nullptr;
+    if (scratch_done) {
+      cudaEventSynchronize(scratch_done);
+      cudaEventDestroy(scratch_done);
+    }
+    scratch_done = nullptr;
     ready = false;
   }
 
@@ -272,24 +322,46 @@ struct StagedCopier::Impl {
     return padded ? std::min(p.rows_per_piece, p.rows) * padded : p.piece_bytes;
   }
 
-  // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers.
+  Status sync_workers() {
+    for (Worker& w : workers) CUDA_CHECK(cudaStreamSynchronize(w.stream));
+    return Status::Ok();
+  }
+  // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers: one
+  // block each side, grown (never shrunk) when a copy needs larger slots or more workers.
   Status ensure_slots(int n, size_t bytes, size_t dev_bytes) {
     const size_t S = size_t(cfg.slots);
-    for (int i = 0; i < n; ++i) {
-      Worker& w = workers[size_t(i)];
-      if (w.slot_bytes < bytes) {
-        CUDA_CHECK(cudaStreamSynchronize(w.stream));  // no DMA may still use the old slots
-        w.slot_bytes = 0;  // alloc frees the old slots first: none left if it fails
-        PARVIS_TRY(w.host.alloc(S * bytes));
-        w.slot_bytes = bytes;
-      }
-      if (w.dev_slot_bytes < dev_bytes) {
-        CUDA_CHECK(cudaStreamSynchronize(w.stream));
-        w.dev_slot_bytes = 0;
-        PARVIS_TRY(w.dev.alloc(S * dev_bytes));
-        w.dev_slot_bytes = dev_bytes;
-      }
+    if (slot_bytes < bytes || slot_workers < n) {
+      PARVIS_TRY(sync_workers());  // no DMA may still use the old slots
+      const size_t b = std::max(bytes, slot_bytes);
+      const int k = std::max(n, slot_workers);
+      slot_bytes = 0;  // alloc frees the old block first: no slots left if it fails
+      slot_workers = 0;
+      PARVIS_TRY(host_block.alloc(size_t(k) * S * b));
+      for (int i = 0; i < k; ++i) workers[size_t(i)].host = host_block.get() + size_t(i) * S * b;
+      slot_bytes = b;
+      slot_workers = k;
     }
+    if (dev_bytes && (dev_slot_bytes < dev_bytes || dev_slot_workers < n)) {
+      PARVIS_TRY(sync_workers());
+      const size_t b = std::max(dev_bytes, dev_slot_bytes);
+      const int k = std::max(n, dev_slot_workers);
+      dev_slot_bytes = 0;
+      dev_slot_workers = 0;
+      PARVIS_TRY(dev_block.alloc(size_t(k) * S * b));
+      for (int i = 0; i < k; ++i) workers[size_t(i)].dev = dev_block.get() + size_t(i) * S * b;
+      dev_slot_bytes = b;
+      dev_slot_workers = k;
+    }
+    return Status::Ok();
+  }
+  // The scratch of at least `bytes`, free of the work that read it before (on any stream), and
+  // `stream` ordered after that work.
+  Status ensure_scratch(size_t bytes, cudaStream_t stream) {
+    if (scratch.size() < bytes) {
+      CUDA_CHECK(cudaEventSynchronize(scratch_done));  // an earlier conversion may still read it
+      PARVIS_TRY(scratch.alloc(bytes));
+    }
+    CUDA_CHECK(cudaStreamWaitEvent(stream, scratch_done, 0));
     return Status::Ok();
   }
 
@@ -302,7 +374,7 @@ struct StagedCopier::Impl {
   };
   Status reserve(size_t width, size_t rows, size_t pitch, bool gray, Staging* st) {
     const int threads = threads_for(width * rows);
-    st->p = plan_pieces(width, rows, cfg.chunk, threads, gray);
+    st->p = plan_pieces(width, rows, piece_limit(cfg, threads), threads, gray);
     st->n = int(std::min<size_t>(size_t(threads), st->p.count));
     st->padded = gray ? 0 : padded_pitch(st->p, pitch);
     return ensure_slots(st->n, slot_need(st->p, st->padded), gray ? st->p.piece_bytes : 0);
@@ -321,6 +393,7 @@ struct StagedCopier::Impl {
     local.threads = st.n;
     local.piece = st.p.piece_bytes;
     local.padded = st.padded != 0;
+    local.pinned = size_t(slot_workers) * size_t(cfg.slots) * slot_bytes;
     if (info) *info = local;
     return Status::Ok();
   }
@@ -338,6 +411,30 @@ struct StagedCopier::Impl {
       CUDA_CHECK(cudaEventRecord(w.done, w.stream));
       CUDA_CHECK(cudaStreamWaitEvent(stream, w.done, 0));
     }
+    return Status::Ok();
+  }
+
+  // TransferConfig::warm: the first n workers bind the device, write their slots once and
+  // record their slot events on their streams (what a first copy would otherwise pay).
+  Status warm_up(int n) {
+    if (n <= 0 || slot_bytes == 0) return Status::Ok();
+    std::vector<Status> errs(static_cast<size_t>(n));
+    const int dev = device;
+    pool.run(n, [&](int wi) {
+      Worker& w = workers[size_t(wi)];
+      auto step = [&]() -> Status {
+        if (wi != 0) CUDA_CHECK(cudaSetDevice(dev));
+        for (size_t k = 0; k < w.ev.size(); ++k) {
+          CUDA_CHECK(cudaEventSynchronize(w.ev[k]));  // no DMA still reads the slot
+          std::memset(w.host + k * slot_bytes, 0, slot_bytes);
+          CUDA_CHECK(cudaEventRecord(w.ev[k], w.stream));
+        }
+        return Status::Ok();
+      };
+      errs[size_t(wi)] = step();
+    });
+    for (const Status& s : errs)
+      if (!s.ok()) return s;
     return Status::Ok();
   }
 
@@ -394,6 +491,7 @@ Status StagedCopier::init(const TransferConfig& c) {
   m.cfg = c;
   CUDA_CHECK(cudaGetDevice(&m.device));
   CUDA_CHECK(cudaEventCreateWithFlags(&m.start, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreateWithFlags(&m.scratch_done, cudaEventDisableTiming));
   for (int i = 0; i < c.threads; ++i) m.workers.emplace_back();
   for (Worker& w : m.workers) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
@@ -419,8 +517,11 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   if (t == Transfer::Staged) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, &st));
-  } else if (rgb_to_gray && m.rgb_scratch.size() < bytes) {
-    PARVIS_TRY(m.rgb_scratch.alloc(bytes));
+    if (m.cfg.warm) PARVIS_TRY(m.warm_up(st.n));
+  } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
+    // the rows' span where the host rows are tight (a copy from wider rows grows it)
+    CUDA_CHECK(cudaEventSynchronize(m.scratch_done));
+    PARVIS_TRY(m.scratch.alloc(bytes));
   }
   return Status::Ok();
 }
@@ -470,7 +571,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
       next_slot[size_t(wi)] = (slot + 1) % unsigned(m.cfg.slots);
       const PiecePlan::Piece pc = p.at(i);
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
-      uint8_t* h = w.host.get() + size_t(slot) * w.slot_bytes;
+      uint8_t* h = w.host + size_t(slot) * m.slot_bytes;
       if (padded) {  // rows of the device pitch, the bytes past width zero: one 1-D DMA
         const uint8_t* sr = src + pc.row0 * spitch;
         for (size_t r = 0; r < pc.nrows; ++r) {
@@ -481,7 +582,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
                                    cudaMemcpyHostToDevice, w.stream));
       } else if (gray) {
         pack(h, src, spitch, pc);
-        uint8_t* d = w.dev.get() + size_t(slot) * w.dev_slot_bytes;
+        uint8_t* d = w.dev + size_t(slot) * m.dev_slot_bytes;
         CUDA_CHECK(cudaMemcpyAsync(d, h, pc.nrows * pc.ncols, cudaMemcpyHostToDevice, w.stream));
         PARVIS_TRY(launch_gray(d, pc.ncols, dst + pc.row0 * dpitch, dpitch, int(pc.ncols / 3),
                                int(pc.nrows), w.stream));
@@ -495,23 +596,27 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     });
     return m.end(st, stream, s, local, info);
   }
-  // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the scratch.
+  // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the
+  // scratch; linear: their whole span (host pitch kept) in one 1-D copy into the scratch, then
+  // repacked into dst (or made grey) on the GPU. Straight into dst where the rows are tight on
+  // both sides.
+  const size_t span = spitch * (rows - 1) + width;
+  const bool linear = t == Transfer::Linear;
+  const bool via_scratch = gray || (linear && !(spitch == width && dpitch == width));
   uint8_t* target = dst;
-  size_t tpitch = dpitch;
-  if (gray) {
-    if (m.rgb_scratch.size() < width * rows) {
-      CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier conversion may still read it
-      PARVIS_TRY(m.rgb_scratch.alloc(width * rows));
-    }
-    target = m.rgb_scratch.get();
-    tpitch = width;
+  size_t tpitch = linear ? spitch : dpitch;
+  if (via_scratch) {
+    PARVIS_TRY(m.ensure_scratch(linear ? span : width * rows, stream));
+    target = m.scratch.get();
+    tpitch = linear ? spitch : width;
   }
   void* base = const_cast<uint8_t*>(src);
-  const size_t span = spitch * (rows - 1) + width;
   if (t == Transfer::Register)
     CUDA_CHECK(cudaHostRegister(base, span, cudaHostRegisterDefault));
-  const cudaError_t copy = cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows,
-                                             cudaMemcpyHostToDevice, stream);
+  const cudaError_t copy =
+      linear ? cudaMemcpyAsync(target, src, span, cudaMemcpyHostToDevice, stream)
+             : cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows, cudaMemcpyHostToDevice,
+                                 stream);
   if (t == Transfer::Register) {
     // The pages stay pinned until the DMA is done, whatever happened.
     const cudaError_t done = cudaStreamSynchronize(stream);
@@ -522,6 +627,8 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
   }
   CUDA_CHECK(copy);
   if (gray) PARVIS_TRY(launch_gray(target, tpitch, dst, dpitch, int(width / 3), int(rows), stream));
+  else if (via_scratch) PARVIS_TRY(launch_repack(target, tpitch, dst, dpitch, width, rows, stream));
+  if (via_scratch) CUDA_CHECK(cudaEventRecord(m.scratch_done, stream));
   if (info) *info = local;
   return Status::Ok();
 }
@@ -572,7 +679,7 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       Flight& f = fl[size_t(wi)];
       const size_t slot = f.drained % S;
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));
-      const uint8_t* h = w.host.get() + slot * w.slot_bytes;
+      const uint8_t* h = w.host + slot * m.slot_bytes;
       const PiecePlan::Piece& pc = f.pieces[f.drained % S];
       if (padded) {
         for (size_t r = 0; r < pc.nrows; ++r)
@@ -597,10 +704,10 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       const PiecePlan::Piece pc = p.at(i);
       f.pieces[slot] = pc;
       if (padded)
-        CUDA_CHECK(cudaMemcpyAsync(w.host.get() + slot * w.slot_bytes, src + pc.row0 * spitch,
+        CUDA_CHECK(cudaMemcpyAsync(w.host + slot * m.slot_bytes, src + pc.row0 * spitch,
                                    pc.nrows * padded, cudaMemcpyDeviceToHost, w.stream));
       else
-        CUDA_CHECK(cudaMemcpy2DAsync(w.host.get() + slot * w.slot_bytes, pc.ncols,
+        CUDA_CHECK(cudaMemcpy2DAsync(w.host + slot * m.slot_bytes, pc.ncols,
                                      src + pc.row0 * spitch + pc.col0, spitch, pc.ncols,
                                      pc.nrows, cudaMemcpyDeviceToHost, w.stream));
       CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
@@ -608,6 +715,27 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       return Status::Ok();
     }, &finish);
     return m.end(st, stream, s, local, info);
+  }
+  if (local.used == Transfer::Linear) {
+    // Tight host rows: repacked tight on the GPU, then one 1-D copy. Wider host rows would
+    // have their bytes past `width` overwritten by a 1-D copy: those go as pageable.
+    if (dpitch == width) {
+      uint8_t* from = const_cast<uint8_t*>(src);
+      if (spitch != width) {
+        PARVIS_TRY(m.ensure_scratch(width * rows, stream));
+        PARVIS_TRY(launch_repack(src, spitch, m.scratch.get(), width, width, rows, stream));
+        from = m.scratch.get();
+      }
+      const cudaError_t copy = cudaMemcpyAsync(dst, from, width * rows, cudaMemcpyDeviceToHost, stream);
+      const cudaError_t rec = from != src ? cudaEventRecord(m.scratch_done, stream) : cudaSuccess;
+      const cudaError_t done = cudaStreamSynchronize(stream);
+      CUDA_CHECK(copy);
+      CUDA_CHECK(rec);
+      CUDA_CHECK(done);
+      if (info) *info = local;
+      return Status::Ok();
+    }
+    local.used = Transfer::Pageable;
   }
   void* base = dst;
   const size_t span = dpitch * (rows - 1) + width;

@@ -10,7 +10,13 @@
 //             to the host the same in reverse: a worker keeps its slots' DMAs in flight and
 //             copies out the oldest;
 //   register  cudaHostRegister the rows, one copy, wait, cudaHostUnregister (pays the pinning
-//             on every call: for comparison).
+//             on every call: for comparison);
+//   linear    one 1-D cudaMemcpyAsync of the rows' whole span (host pitch kept) from pageable
+//             memory into a device scratch, then a kernel that repacks them into the device
+//             pitch (or makes them grey): no pinned memory at all, the driver's own staging,
+//             which a 2-D pageable copy of short rows does not use well (2 GB/s at 1326-byte
+//             rows); a candidate for a process's first copy (issue 14). Downloads: the reverse
+//             where the host rows are tight, else as pageable.
 // `auto` (the default) is staged: on the calling thread alone below PARVIS_UPLOAD_MIN bytes
 // (default 1 MiB), on up to 4 threads below 16 MiB and on all its threads from there (TransferConfig:
 // staged_min, staged_all; waking the pool costs more than it saves on small copies;
@@ -20,6 +26,10 @@
 // width and dpitch of each device row are written as zeros (the matcher needs them zero; the
 // filter does not read them). The RGB -> grey path uploads the RGB bytes and converts them on the GPU with gray_of
 // (common/gray.hpp: the host's bits), piece by piece on the worker streams where staged.
+// All workers' pinned slots are one cudaMallocHost block (and the device slots one cudaMalloc):
+// a fresh copier pays one allocation, not one per worker. PARVIS_UPLOAD_PINNED caps that block:
+// pieces shrink so that threads x slots x piece fits (a process's first copy pays the pinning,
+// ~the image's bytes by default; bench rows *-fresh measure it).
 // Every CUDA call is checked (file:line); a failure in a worker is returned by the call.
 #pragma once
 #include <cuda_runtime.h>
@@ -33,7 +43,7 @@
 
 namespace parvis::cuda {
 
-enum class Transfer { Auto, Pageable, Staged, Register };
+enum class Transfer { Auto, Pageable, Staged, Register, Linear };
 const char* transfer_name(Transfer t);
 
 struct TransferConfig {
@@ -47,13 +57,21 @@ struct TransferConfig {
                                          // host: 4 threads won at 8.3 MB, 8 at 24.9 and 100 MB)
   bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
                          // padded rows in one 1-D DMA (PARVIS_UPLOAD_2D=1)
+  size_t pinned = 0;     // staged: the most pinned bytes of all slots together, 0: no cap
+                         // (PARVIS_UPLOAD_PINNED); pieces shrink to fit (>= 4 KiB, or one row
+                         // where pieces are whole rows)
+  bool warm = false;     // staged: prepare() also wakes the workers it allocated for, each of
+                         // which binds the device, writes its slots once (their first touch)
+                         // and records its slot events: the first copy then pays none of that
+                         // (PARVIS_UPLOAD_WARM=1)
 };
 
-// The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register (direct, chunked
-// and whole, the names of the first experiment, stand for pageable, staged and staged),
+// The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register|linear (direct,
+// chunked and whole, the names of the first experiment, stand for pageable, staged and staged),
 // PARVIS_UPLOAD_CHUNK (bytes, or with a K or M suffix), PARVIS_UPLOAD_THREADS (1..64),
-// PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1). A
-// malformed value is a usage error.
+// PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1),
+// PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1). A malformed
+// value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -62,6 +80,7 @@ struct TransferInfo {
   size_t bytes = 0;   // bytes that crossed the link
   int threads = 1;    // host threads that took part
   size_t piece = 0;   // staged: bytes per piece
+  size_t pinned = 0;  // staged: the copier's pinned bytes (all slots) after the copy
   bool padded = false;  // staged: padded rows in 1-D DMAs
   std::string describe() const;  // e.g. "staged 4 threads x 512 KiB"
 };
@@ -124,5 +143,8 @@ struct PiecePlan {
   Piece at(size_t i) const;
 };
 PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows = false);
+// The chunk a staged copy on `threads` threads plans with: config.chunk, lowered where
+// config.pinned caps the slots (threads x slots x chunk <= pinned, never below 4 KiB).
+size_t piece_limit(const TransferConfig& config, int threads);
 
 }  // namespace parvis::cuda

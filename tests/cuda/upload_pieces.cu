@@ -69,6 +69,22 @@ int main() {
   const PiecePlan p = plan_pieces(3840, 2160, size_t(8) << 20, 4);
   EXPECT(p.count >= 8, "3840x2160 at 8 MiB, 4 threads: %zu pieces", p.count);
 
+  // PARVIS_UPLOAD_PINNED: threads x slots x piece within the cap (split rows, or whole rows that
+  // fit), never below 4 KiB; no cap: the chunk.
+  for (size_t cap : {size_t(0), size_t(4096), size_t(100000), size_t(1) << 20, size_t(4) << 20})
+    for (int t : {1, 3, 4, 8})
+      for (size_t w : {size_t(1327), size_t(3 * 3840), size_t(300001)}) {
+        parvis::cuda::TransferConfig cfg;
+        cfg.pinned = cap;
+        const size_t limit = parvis::cuda::piece_limit(cfg, t);
+        EXPECT(cap ? limit >= 4096 && limit <= cfg.chunk : limit == cfg.chunk, "cap %zu: limit %zu", cap, limit);
+        const PiecePlan q = plan_pieces(w, 2161, limit, t);
+        const size_t pinned = size_t(t) * size_t(cfg.slots) * q.piece_bytes;
+        EXPECT(!cap || pinned <= std::max(cap, size_t(t) * cfg.slots * 4096),
+               "cap %zu, %d threads, width %zu: %zu pinned bytes", cap, t, w, pinned);
+        check(w, 5, limit, t, false);
+      }
+
   // PARVIS_UPLOAD* parsing.
   parvis::cuda::TransferConfig c;
   setenv("PARVIS_UPLOAD", "staged", 1);
@@ -85,6 +101,14 @@ int main() {
   setenv("PARVIS_UPLOAD_THREADS", "2", 1);
   setenv("PARVIS_UPLOAD_CHUNK", "2Q", 1);
   EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_CHUNK=2Q accepted");
+  setenv("PARVIS_UPLOAD_CHUNK", "2M", 1);
+  setenv("PARVIS_UPLOAD", "linear", 1);
+  setenv("PARVIS_UPLOAD_PINNED", "4M", 1);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Linear &&
+             c.pinned == (size_t(4) << 20),
+         "PARVIS_UPLOAD=linear PINNED=4M parsed wrong");
+  setenv("PARVIS_UPLOAD_PINNED", "-1", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_PINNED=-1 accepted");
   std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -96,11 +96,16 @@ else
   echo "0 passed, 1 failed, 0 skipped" >>"$emu"
 fi
 echo "test-upload-pieces: $(tail -n1 "$emu")"
-for mode in pageable staged register; do
+for mode in pageable staged register linear; do
   gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload
   gpu_test "test-upload-$mode-cuda" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda
 done
 gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only upload
+# The pinned cap (PARVIS_UPLOAD_PINNED): 3 threads x 2 slots in 60000 bytes, pieces of 10000 bytes
+# that divide no row; and linear (one 1-D pageable copy + the repack / grey kernel) under memcheck.
+gpu_test test-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+gpu_test test-upload-linear-hostgrey PARVIS_UPLOAD=linear PARVIS_GRAY=host -- cuda-opt --only matchupload
+PARVIS_UPLOAD=linear gpu_sanitize memcheck cuda-opt matchupload linear
 PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt matchupload odd
 PARVIS_UPLOAD=register gpu_sanitize memcheck cuda-opt matchupload register
 bin/cuda-opt bench upload --seconds ${UPLOAD_BENCH_SECONDS:-0.1} >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"

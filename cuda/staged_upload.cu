@@ -1,150 +1,20 @@
-// The staged copier (staged_upload.cuh): the thread pool, the piece plan, the three ways of a
-// copy in each direction and the RGB -> grey conversion on the GPU.
+// The staged copier (staged_upload.cuh): its workers, the ways of a copy in each direction and
+// the kernels (RGB -> grey, the linear copy's repack). The configuration and the piece plan:
+// staged_upload_plan.cu; the thread pool: upload_pool.hpp.
 #include "staged_upload.cuh"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common.cuh"
 #include "common/gray.hpp"
+#include "upload_pool.hpp"
 
 namespace parvis::cuda {
-
-const char* transfer_name(Transfer t) {
-  switch (t) {
-    case Transfer::Auto: return "auto";
-    case Transfer::Pageable: return "pageable";
-    case Transfer::Staged: return "staged";
-    case Transfer::Register: return "register";
-    case Transfer::Linear: return "linear";
-  }
-  return "?";
-}
-
-namespace {
-
-// "123", "64K", "2M" -> bytes; false when malformed or out of [lo, hi].
-bool parse_bytes(const char* v, size_t lo, size_t hi, size_t* out) {
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (end == v) return false;
-  unsigned long long mul = 1;
-  if (*end == 'K' || *end == 'k') mul = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mul = 1ull << 20, ++end;
-  if (*end != '\0' || n > (~0ull) / mul) return false;
-  const unsigned long long b = n * mul;
-  if (b < lo || b > hi) return false;
-  *out = size_t(b);
-  return true;
-}
-
-}  // namespace
-
-Status transfer_config_from_env(TransferConfig* out) {
-  TransferConfig c;
-  if (const unsigned hw = std::thread::hardware_concurrency(); hw > 0) c.threads = std::min(c.threads, int(hw));
-  if (const char* v = std::getenv("PARVIS_UPLOAD"); v && *v) {
-    const std::string s(v);
-    if (s == "auto") c.mode = Transfer::Auto;
-    else if (s == "pageable" || s == "direct") c.mode = Transfer::Pageable;
-    else if (s == "staged" || s == "chunked" || s == "whole") c.mode = Transfer::Staged;
-    else if (s == "register") c.mode = Transfer::Register;
-    else if (s == "linear") c.mode = Transfer::Linear;
-    else
-      return Status::usage("PARVIS_UPLOAD must be auto, pageable, staged, register or linear, not '" +
-                           s + "'");
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_CHUNK"); v && *v)
-    if (!parse_bytes(v, 4096, size_t(1) << 30, &c.chunk))
-      return Status::usage(std::string("PARVIS_UPLOAD_CHUNK must be 4K..1024M bytes, not '") + v + "'");
-  if (const char* v = std::getenv("PARVIS_UPLOAD_MIN"); v && *v)
-    if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
-      return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
-  if (const char* v = std::getenv("PARVIS_UPLOAD_PINNED"); v && *v)
-    if (!parse_bytes(v, 0, size_t(1) << 32, &c.pinned))
-      return Status::usage(std::string("PARVIS_UPLOAD_PINNED must be 0..4096M bytes, not '") + v + "'");
-  size_t n = 0;
-  if (const char* v = std::getenv("PARVIS_UPLOAD_2D"); v && *v) {
-    if (!parse_bytes(v, 0, 1, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_2D must be 0 or 1, not '") + v + "'");
-    c.copy_2d = n == 1;
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_WARM"); v && *v) {
-    if (!parse_bytes(v, 0, 1, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_WARM must be 0 or 1, not '") + v + "'");
-    c.warm = n == 1;
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
-    if (!parse_bytes(v, 1, 64, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_THREADS must be 1..64, not '") + v + "'");
-    c.threads = int(n);
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_SLOTS"); v && *v) {
-    if (!parse_bytes(v, 1, 8, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_SLOTS must be 1..8, not '") + v + "'");
-    c.slots = int(n);
-  }
-  *out = c;
-  return Status::Ok();
-}
-
-std::string TransferInfo::describe() const {
-  std::string s = transfer_name(used);
-  if (used == Transfer::Staged) {
-    const bool kib = piece < (size_t(1) << 20);
-    s += " " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " x " +
-         std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB") +
-         (padded ? ", padded rows" : ", 2-D");
-  }
-  return s;
-}
-
-// ---- the piece plan ------------------------------------------------------------------------------
-PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows) {
-  PiecePlan p;
-  p.width = width;
-  p.rows = rows;
-  if (width == 0 || rows == 0) return p;
-  const size_t total = width * rows, per = 2 * size_t(std::max(threads, 1));
-  const size_t target = std::min(std::max(chunk, size_t(1)),
-                                 std::max(size_t(64) << 10, (total + per - 1) / per));
-  if (whole_rows || width <= target) {
-    p.rows_per_piece = std::max(size_t(1), target / width);
-    p.count = (rows + p.rows_per_piece - 1) / p.rows_per_piece;
-    p.piece_bytes = std::min(p.rows_per_piece, rows) * width;
-  } else {
-    p.cols_per_piece = target;
-    const size_t per_row = (width + target - 1) / target;
-    p.count = rows * per_row;
-    p.piece_bytes = target;
-  }
-  return p;
-}
-
-size_t piece_limit(const TransferConfig& c, int threads) {
-  if (!c.pinned) return c.chunk;
-  const size_t per = c.pinned / (size_t(std::max(threads, 1)) * size_t(std::max(c.slots, 1)));
-  return std::min(c.chunk, std::max(size_t(4096), per));
-}
-
-PiecePlan::Piece PiecePlan::at(size_t i) const {
-  if (rows_per_piece) {
-    const size_t r0 = i * rows_per_piece;
-    return Piece{r0, std::min(rows_per_piece, rows - r0), 0, width};
-  }
-  const size_t per_row = (width + cols_per_piece - 1) / cols_per_piece;
-  const size_t r = i / per_row, c0 = (i % per_row) * cols_per_piece;
-  return Piece{r, 1, c0, std::min(cols_per_piece, width - c0)};
-}
 
 // ---- the grey conversion on the GPU ----------------------------------------------------------------
 __global__ void rgb_rows_to_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
@@ -184,79 +54,8 @@ static Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, siz
   return Status::Ok();
 }
 
-// ---- the thread pool: workers 1..n-1 (the caller is worker 0) ---------------------------------------
+// ---- the workers (the thread pool: upload_pool.hpp) ----------------------------------------------
 namespace {
-
-class Pool {
- public:
-  ~Pool() { stop_all(); }
-  void start(int extra) {
-    stop_all();
-    stop_ = false;
-    const uint64_t g = gen_;  // a new thread waits for the next job, not one already run
-    for (int i = 1; i <= extra; ++i) threads_.emplace_back([this, i, g] { loop(i, g); });
-  }
-  int size() const { return int(threads_.size()) + 1; }
-  // f(0) here, f(1..workers-1) on the pool; returns when all are done.
-  void run(int workers, const std::function<void(int)>& f) {
-    if (workers > 1 && !threads_.empty()) {
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        job_ = &f;
-        active_ = workers;
-        pending_ = int(threads_.size());
-        ++gen_;
-        agen_.store(gen_, std::memory_order_release);
-      }
-      cv_.notify_all();
-      f(0);
-      std::unique_lock<std::mutex> lk(mu_);
-      done_.wait(lk, [this] { return pending_ == 0; });
-      job_ = nullptr;
-    } else {
-      f(0);
-    }
-  }
-
- private:
-  void stop_all() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-  }
-  void loop(int index, uint64_t seen) {
-    for (;;) {
-      // Spin a little before sleeping: frames and pieces follow each other within microseconds.
-      const auto t0 = std::chrono::steady_clock::now();
-      while (agen_.load(std::memory_order_acquire) == seen &&
-             std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(300))
-        std::this_thread::yield();
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
-      if (stop_) return;
-      seen = gen_;
-      const std::function<void(int)>* f = job_;
-      const int active = active_;
-      lk.unlock();
-      if (index < active) (*f)(index);
-      lk.lock();
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  int active_ = 0, pending_ = 0;
-  uint64_t gen_ = 0;
-  std::atomic<uint64_t> agen_{0};
-  bool stop_ = false;
-};
 
 struct Worker {
   cudaStream_t stream = nullptr;
@@ -274,7 +73,7 @@ struct StagedCopier::Impl {
   int device = 0;
   cudaEvent_t start = nullptr;
   std::deque<Worker> workers;
-  Pool pool;
+  upload::Pool pool;
   // Every worker's slots: one pinned block (worker i at i x slots x slot_bytes) for the first
   // slot_workers workers, and its device twin (the RGB pieces before their conversion).
   PinnedBuffer<uint8_t> host_block;

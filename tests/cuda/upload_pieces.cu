@@ -4,7 +4,7 @@
 // is larger than the plan's piece_bytes (the slot size), and piece_bytes respects the chunk
 // (or one row where whole rows are required). Also the PARVIS_UPLOAD* parsing.
 // Built and run by tests/gpu/match.sh (nvcc, no GPU needed):
-//   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload.cu -o x
+//   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu -o x
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

@@ -89,7 +89,7 @@ echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 # numbers that choose auto's threshold, the chunk and the threads; bench/README.md).
 emu=$LOG/test-upload-pieces.log
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload.cu \
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu \
      -o build/upload_pieces >"$emu" 2>&1 && build/upload_pieces >>"$emu" 2>&1; then
   echo "1 passed, 0 failed, 0 skipped" >>"$emu"
 else

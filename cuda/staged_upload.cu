@@ -214,24 +214,32 @@ struct StagedCopier::Impl {
   }
 
   // TransferConfig::warm: the first n workers bind the device, write their slots once and
-  // record their slot events on their streams (what a first copy would otherwise pay).
+  // copy them to the GPU once (the slots' first touch and first DMAs, into a device buffer freed
+  // after), their slot events recorded: what a first copy would otherwise pay.
   Status warm_up(int n) {
     if (n <= 0 || slot_bytes == 0) return Status::Ok();
+    const size_t S = size_t(cfg.slots);
+    DeviceBuffer<uint8_t> sink;
+    PARVIS_TRY(sink.alloc(size_t(n) * S * slot_bytes));
     std::vector<Status> errs(static_cast<size_t>(n));
     const int dev = device;
     pool.run(n, [&](int wi) {
       Worker& w = workers[size_t(wi)];
       auto step = [&]() -> Status {
         if (wi != 0) CUDA_CHECK(cudaSetDevice(dev));
-        for (size_t k = 0; k < w.ev.size(); ++k) {
+        for (size_t k = 0; k < S; ++k) {
           CUDA_CHECK(cudaEventSynchronize(w.ev[k]));  // no DMA still reads the slot
-          std::memset(w.host + k * slot_bytes, 0, slot_bytes);
+          uint8_t* h = w.host + k * slot_bytes;
+          std::memset(h, 0, slot_bytes);
+          CUDA_CHECK(cudaMemcpyAsync(sink.get() + (size_t(wi) * S + k) * slot_bytes, h, slot_bytes,
+                                     cudaMemcpyHostToDevice, w.stream));
           CUDA_CHECK(cudaEventRecord(w.ev[k], w.stream));
         }
         return Status::Ok();
       };
       errs[size_t(wi)] = step();
     });
+    for (int i = 0; i < n; ++i) CUDA_CHECK(cudaStreamSynchronize(workers[size_t(i)].stream));
     for (const Status& s : errs)
       if (!s.ok()) return s;
     return Status::Ok();
@@ -303,9 +311,10 @@ Status StagedCopier::init(const TransferConfig& c) {
   return Status::Ok();
 }
 
-Transfer StagedCopier::choose(size_t) const {
+Transfer StagedCopier::choose(size_t bytes) const {
   const TransferConfig& c = impl_->cfg;
-  return c.mode == Transfer::Auto ? Transfer::Staged : c.mode;
+  if (c.mode != Transfer::Auto) return c.mode;
+  return bytes > 0 && bytes <= c.linear_max ? Transfer::Linear : Transfer::Staged;
 }
 
 Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray) {

@@ -20,7 +20,8 @@
 // `auto` (the default) is staged: on the calling thread alone below PARVIS_UPLOAD_MIN bytes
 // (default 1 MiB), on up to 4 threads below 16 MiB and on all its threads from there (TransferConfig:
 // staged_min, staged_all; waking the pool costs more than it saves on small copies;
-// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows). Where the device
+// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows); copies of at
+// most PARVIS_UPLOAD_LINEAR bytes (default 0: none) go linear instead. Where the device
 // rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
 // the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between
 // width and dpitch of each device row are written as zeros (the matcher needs them zero; the
@@ -53,6 +54,8 @@ struct TransferConfig {
                                        // at most the host's hardware threads by default)
   int slots = 2;                       // pinned slots per thread
   size_t staged_min = size_t(1) << 20; // auto: one thread below this many bytes,
+  size_t linear_max = 0;               // auto: copies of at most this many bytes go linear
+                                       // (PARVIS_UPLOAD_LINEAR; 0: none)
   size_t staged_all = size_t(16) << 20;  // 4 below this many, all `threads` from it on (H100
                                          // host: 4 threads won at 8.3 MB, 8 at 24.9 and 100 MB)
   bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
@@ -61,16 +64,17 @@ struct TransferConfig {
                          // (PARVIS_UPLOAD_PINNED); pieces shrink to fit (>= 4 KiB, or one row
                          // where pieces are whole rows)
   bool warm = false;     // staged: prepare() also wakes the workers it allocated for, each of
-                         // which binds the device, writes its slots once (their first touch)
-                         // and records its slot events: the first copy then pays none of that
-                         // (PARVIS_UPLOAD_WARM=1)
+                         // which binds the device, writes its slots once and copies them to
+                         // the GPU once (their first touch and first DMAs): the first copy
+                         // then pays none of that (PARVIS_UPLOAD_WARM=1)
 };
 
 // The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register|linear (direct,
 // chunked and whole, the names of the first experiment, stand for pageable, staged and staged),
 // PARVIS_UPLOAD_CHUNK (bytes, or with a K or M suffix), PARVIS_UPLOAD_THREADS (1..64),
 // PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1),
-// PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1). A malformed
+// PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1),
+// PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear). A malformed
 // value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 

@@ -59,6 +59,9 @@ Status transfer_config_from_env(TransferConfig* out) {
   if (const char* v = std::getenv("PARVIS_UPLOAD_MIN"); v && *v)
     if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
       return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
+  if (const char* v = std::getenv("PARVIS_UPLOAD_LINEAR"); v && *v)
+    if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.linear_max))
+      return Status::usage(std::string("PARVIS_UPLOAD_LINEAR must be a byte count, not '") + v + "'");
   if (const char* v = std::getenv("PARVIS_UPLOAD_PINNED"); v && *v)
     if (!parse_bytes(v, 0, size_t(1) << 32, &c.pinned))
       return Status::usage(std::string("PARVIS_UPLOAD_PINNED must be 0..4096M bytes, not '") + v + "'");

@@ -109,6 +109,18 @@ int main() {
          "PARVIS_UPLOAD=linear PINNED=4M parsed wrong");
   setenv("PARVIS_UPLOAD_PINNED", "-1", 1);
   EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_PINNED=-1 accepted");
+  setenv("PARVIS_UPLOAD_PINNED", "0", 1);
+  setenv("PARVIS_UPLOAD_WARM", "1", 1);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.warm && c.pinned == 0,
+         "PARVIS_UPLOAD_WARM=1 PINNED=0 parsed wrong");
+  setenv("PARVIS_UPLOAD_WARM", "2", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_WARM=2 accepted");
+  setenv("PARVIS_UPLOAD_WARM", "0", 1);
+  setenv("PARVIS_UPLOAD_LINEAR", "4M", 1);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && !c.warm && c.linear_max == (size_t(4) << 20),
+         "PARVIS_UPLOAD_LINEAR=4M parsed wrong");
+  setenv("PARVIS_UPLOAD_LINEAR", "4G", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_LINEAR=4G accepted");
   std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -183,14 +183,14 @@ Status bench_size(const Size& s, const Options& o) {
       CUDA_CHECK(cudaMemsetAsync(d.get(), 0, dpitch * s.h, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));
       std::unique_ptr<cuda::StagedCopier> cp(new cuda::StagedCopier);
-      const double a = now_ms();
+      const double t0 = now_ms();
       PARVIS_TRY(cp->init(c));
       PARVIS_TRY(cp->prepare(row, size_t(s.h), dpitch, gray));
-      const double b = now_ms();
+      const double t1 = now_ms();
       // As in a match call, where other setup runs between prepare and the upload: the pool's
       // threads asleep again (they spin 300 us after a job). Not timed.
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      const double c = now_ms();
+      const double t2 = now_ms();
       if (gray)
         PARVIS_TRY(cp->rgb_to_gray_device(d.get(), dpitch, src.pixels.data(), src.stride, s.w, s.h,
                                           stream, &info));
@@ -198,9 +198,9 @@ Status bench_size(const Size& s, const Options& o) {
         PARVIS_TRY(cp->to_device(d.get(), dpitch, src.pixels.data(), src.stride, row, size_t(s.h),
                                  stream, &info));
       CUDA_CHECK(cudaStreamSynchronize(stream));
-      const double e = now_ms();
-      fresh.push_back((b - a) + (e - c));
-      first.push_back(e - c);
+      const double t3 = now_ms();
+      fresh.push_back((t1 - t0) + (t3 - t2));
+      first.push_back(t3 - t2);
       if (fresh.size() == 1)
         PARVIS_TRY(gray ? verify(gray_ref.pixels.data(), size_t(s.w), gray_ref.stride, name + "-fresh")
                         : verify(src.pixels.data(), row, src.stride, name + "-fresh"));

@@ -67,6 +67,7 @@ struct TransferConfig {
                          // which binds the device, writes its slots once and copies them to
                          // the GPU once (their first touch and first DMAs): the first copy
                          // then pays none of that (PARVIS_UPLOAD_WARM=1)
+  bool ahead = false;    // upload_ahead_start does its work (PARVIS_UPLOAD_AHEAD=1)
 };
 
 // The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register|linear (direct,
@@ -74,8 +75,8 @@ struct TransferConfig {
 // PARVIS_UPLOAD_CHUNK (bytes, or with a K or M suffix), PARVIS_UPLOAD_THREADS (1..64),
 // PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1),
 // PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1),
-// PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear). A malformed
-// value is a usage error.
+// PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
+// PARVIS_UPLOAD_AHEAD (0 or 1). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -130,6 +131,17 @@ class StagedCopier {
   Status upload_rows(Transfer t, uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
                      size_t width, size_t rows, bool gray, cudaStream_t stream, TransferInfo* info);
 };
+
+// Pinned slots allocated ahead, for a process's first copy (issue 14; PARVIS_UPLOAD_AHEAD=1, else
+// nothing): upload_ahead_start starts a thread that creates the CUDA context and pins
+// PARVIS_UPLOAD_PINNED bytes (or threads x slots x chunk: every staged copy's slots fit), while
+// the caller reads and decodes its images; the first copier whose slots fit in that block takes
+// it instead of pinning its own (waiting for the thread). upload_ahead_finish joins the thread
+// and frees a block nobody took: the caller runs it before returning from main (the CUDA
+// runtime's exit handlers must not run beside the thread). A failure on the thread leaves no
+// block: the copier then pins its own, checked, as without.
+void upload_ahead_start();
+void upload_ahead_finish();
 
 // The pieces a staged copy cuts rows x width bytes into (host code, tested by the selftest):
 // whole rows, at most `chunk` bytes and at least one row, when a row fits in `chunk`; else each

@@ -76,6 +76,11 @@ Status transfer_config_from_env(TransferConfig* out) {
       return Status::usage(std::string("PARVIS_UPLOAD_WARM must be 0 or 1, not '") + v + "'");
     c.warm = n == 1;
   }
+  if (const char* v = std::getenv("PARVIS_UPLOAD_AHEAD"); v && *v) {
+    if (!parse_bytes(v, 0, 1, &n))
+      return Status::usage(std::string("PARVIS_UPLOAD_AHEAD must be 0 or 1, not '") + v + "'");
+    c.ahead = n == 1;
+  }
   if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
     if (!parse_bytes(v, 1, 64, &n))
       return Status::usage(std::string("PARVIS_UPLOAD_THREADS must be 1..64, not '") + v + "'");

@@ -407,6 +407,10 @@ Status matcher_run_device(Matcher* m, Result* out) {
   return s;
 }
 
+// ---- work before the images are read (match.hpp): the upload's slots pinned ahead -------------
+void ahead_start() { cuda::upload_ahead_start(); }
+void ahead_finish() { cuda::upload_ahead_finish(); }
+
 // ---- an RGB source made grey on the GPU (match.hpp) ----------------------------------------------
 Status matcher_gray_on_device(Matcher* m, int W, int H, bool* on_device) {
   *on_device = false;

@@ -121,6 +121,12 @@ int main() {
          "PARVIS_UPLOAD_LINEAR=4M parsed wrong");
   setenv("PARVIS_UPLOAD_LINEAR", "4G", 1);
   EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_LINEAR=4G accepted");
+  setenv("PARVIS_UPLOAD_LINEAR", "0", 1);
+  setenv("PARVIS_UPLOAD_AHEAD", "1", 1);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.ahead && c.linear_max == 0,
+         "PARVIS_UPLOAD_AHEAD=1 parsed wrong");
+  setenv("PARVIS_UPLOAD_AHEAD", "yes", 1);
+  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_AHEAD=yes accepted");
   std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -105,6 +105,12 @@ gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UP
 # that divide no row; and linear (one 1-D pageable copy + the repack / grey kernel) under memcheck.
 gpu_test test-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
 gpu_test test-upload-warm PARVIS_UPLOAD_WARM=1 -- cuda-opt --only upload
+# Slots pinned ahead (a thread creates the context and pins while the images are decoded): the
+# upload cases, the error cases (the call returns while the thread may still run: joined first)
+# and memcheck.
+gpu_test test-upload-ahead PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only upload
+gpu_test test-ahead-errors PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only match_err
+PARVIS_UPLOAD_AHEAD=1 gpu_sanitize memcheck cuda-opt matchupload ahead
 gpu_test test-upload-autolinear PARVIS_UPLOAD_LINEAR=4M -- cuda-opt --only upload  # <= 4 MiB linear, the rest staged
 gpu_test test-upload-linear-hostgrey PARVIS_UPLOAD=linear PARVIS_GRAY=host -- cuda-opt --only matchupload
 PARVIS_UPLOAD=linear gpu_sanitize memcheck cuda-opt matchupload linear

@@ -37,6 +37,21 @@ bool parse_bytes(const char* v, size_t lo, size_t hi, size_t* out) {
   return true;
 }
 
+// The variable `name`: unset or empty leaves *out as it is; else bytes (K or M suffix) in
+// [lo, hi] (`range` says which in the usage error).
+Status read_bytes(const char* name, size_t lo, size_t hi, const char* range, size_t* out) {
+  const char* v = std::getenv(name);
+  if (!v || !*v || parse_bytes(v, lo, hi, out)) return Status::Ok();
+  return Status::usage(std::string(name) + " must be " + range + ", not '" + v + "'");
+}
+// A 0-or-1 variable.
+Status read_flag(const char* name, bool* out) {
+  size_t n = *out ? 1 : 0;
+  PARVIS_TRY(read_bytes(name, 0, 1, "0 or 1", &n));
+  *out = n == 1;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status transfer_config_from_env(TransferConfig* out) {
@@ -53,44 +68,19 @@ Status transfer_config_from_env(TransferConfig* out) {
       return Status::usage("PARVIS_UPLOAD must be auto, pageable, staged, register or linear, not '" +
                            s + "'");
   }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_CHUNK"); v && *v)
-    if (!parse_bytes(v, 4096, size_t(1) << 30, &c.chunk))
-      return Status::usage(std::string("PARVIS_UPLOAD_CHUNK must be 4K..1024M bytes, not '") + v + "'");
-  if (const char* v = std::getenv("PARVIS_UPLOAD_MIN"); v && *v)
-    if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
-      return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
-  if (const char* v = std::getenv("PARVIS_UPLOAD_LINEAR"); v && *v)
-    if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.linear_max))
-      return Status::usage(std::string("PARVIS_UPLOAD_LINEAR must be a byte count, not '") + v + "'");
-  if (const char* v = std::getenv("PARVIS_UPLOAD_PINNED"); v && *v)
-    if (!parse_bytes(v, 0, size_t(1) << 32, &c.pinned))
-      return Status::usage(std::string("PARVIS_UPLOAD_PINNED must be 0..4096M bytes, not '") + v + "'");
-  size_t n = 0;
-  if (const char* v = std::getenv("PARVIS_UPLOAD_2D"); v && *v) {
-    if (!parse_bytes(v, 0, 1, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_2D must be 0 or 1, not '") + v + "'");
-    c.copy_2d = n == 1;
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_WARM"); v && *v) {
-    if (!parse_bytes(v, 0, 1, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_WARM must be 0 or 1, not '") + v + "'");
-    c.warm = n == 1;
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_AHEAD"); v && *v) {
-    if (!parse_bytes(v, 0, 1, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_AHEAD must be 0 or 1, not '") + v + "'");
-    c.ahead = n == 1;
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
-    if (!parse_bytes(v, 1, 64, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_THREADS must be 1..64, not '") + v + "'");
-    c.threads = int(n);
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_SLOTS"); v && *v) {
-    if (!parse_bytes(v, 1, 8, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_SLOTS must be 1..8, not '") + v + "'");
-    c.slots = int(n);
-  }
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_CHUNK", 4096, size_t(1) << 30, "4K..1024M bytes", &c.chunk));
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_MIN", 0, ~size_t(0) >> 1, "a byte count", &c.staged_min));
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_LINEAR", 0, ~size_t(0) >> 1, "a byte count", &c.linear_max));
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_PINNED", 0, size_t(1) << 32, "0..4096M bytes", &c.pinned));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_2D", &c.copy_2d));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_WARM", &c.warm));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_AHEAD", &c.ahead));
+  size_t n = size_t(c.threads);
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_THREADS", 1, 64, "1..64", &n));
+  c.threads = int(n);
+  n = size_t(c.slots);
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_SLOTS", 1, 8, "1..8", &n));
+  c.slots = int(n);
   *out = c;
   return Status::Ok();
 }

@@ -7,6 +7,7 @@
 //   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu -o x
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "staged_upload.cuh"
@@ -85,48 +86,33 @@ int main() {
         check(w, 5, limit, t, false);
       }
 
-  // PARVIS_UPLOAD* parsing.
+  // PARVIS_UPLOAD* parsing: every variable set, then each malformed in turn.
+  const char* const good[][2] = {
+      {"PARVIS_UPLOAD", "linear"},       {"PARVIS_UPLOAD_CHUNK", "512K"}, {"PARVIS_UPLOAD_THREADS", "8"},
+      {"PARVIS_UPLOAD_SLOTS", "3"},      {"PARVIS_UPLOAD_MIN", "0"},      {"PARVIS_UPLOAD_PINNED", "4M"},
+      {"PARVIS_UPLOAD_LINEAR", "1M"},    {"PARVIS_UPLOAD_2D", "1"},       {"PARVIS_UPLOAD_WARM", "1"},
+      {"PARVIS_UPLOAD_AHEAD", "1"}};
+  for (const auto& kv : good) setenv(kv[0], kv[1], 1);
   parvis::cuda::TransferConfig c;
-  setenv("PARVIS_UPLOAD", "staged", 1);
-  setenv("PARVIS_UPLOAD_CHUNK", "512K", 1);
-  setenv("PARVIS_UPLOAD_THREADS", "8", 1);
-  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Staged &&
-             c.chunk == (size_t(512) << 10) && c.threads == 8,
-         "PARVIS_UPLOAD=staged CHUNK=512K THREADS=8 parsed wrong");
-  setenv("PARVIS_UPLOAD", "fast", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD=fast accepted");
-  setenv("PARVIS_UPLOAD", "register", 1);
-  setenv("PARVIS_UPLOAD_THREADS", "0", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_THREADS=0 accepted");
-  setenv("PARVIS_UPLOAD_THREADS", "2", 1);
-  setenv("PARVIS_UPLOAD_CHUNK", "2Q", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_CHUNK=2Q accepted");
-  setenv("PARVIS_UPLOAD_CHUNK", "2M", 1);
-  setenv("PARVIS_UPLOAD", "linear", 1);
-  setenv("PARVIS_UPLOAD_PINNED", "4M", 1);
   EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Linear &&
-             c.pinned == (size_t(4) << 20),
-         "PARVIS_UPLOAD=linear PINNED=4M parsed wrong");
-  setenv("PARVIS_UPLOAD_PINNED", "-1", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_PINNED=-1 accepted");
-  setenv("PARVIS_UPLOAD_PINNED", "0", 1);
-  setenv("PARVIS_UPLOAD_WARM", "1", 1);
-  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.warm && c.pinned == 0,
-         "PARVIS_UPLOAD_WARM=1 PINNED=0 parsed wrong");
-  setenv("PARVIS_UPLOAD_WARM", "2", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_WARM=2 accepted");
-  setenv("PARVIS_UPLOAD_WARM", "0", 1);
-  setenv("PARVIS_UPLOAD_LINEAR", "4M", 1);
-  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && !c.warm && c.linear_max == (size_t(4) << 20),
-         "PARVIS_UPLOAD_LINEAR=4M parsed wrong");
-  setenv("PARVIS_UPLOAD_LINEAR", "4G", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_LINEAR=4G accepted");
-  setenv("PARVIS_UPLOAD_LINEAR", "0", 1);
-  setenv("PARVIS_UPLOAD_AHEAD", "1", 1);
-  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.ahead && c.linear_max == 0,
-         "PARVIS_UPLOAD_AHEAD=1 parsed wrong");
-  setenv("PARVIS_UPLOAD_AHEAD", "yes", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_AHEAD=yes accepted");
+             c.chunk == (size_t(512) << 10) && c.threads == 8 && c.slots == 3 && c.staged_min == 0 &&
+             c.pinned == (size_t(4) << 20) && c.linear_max == (size_t(1) << 20) && c.copy_2d &&
+             c.warm && c.ahead,
+         "every PARVIS_UPLOAD* variable set: parsed wrong");
+  const char* const bad[][2] = {
+      {"PARVIS_UPLOAD", "fast"},        {"PARVIS_UPLOAD_THREADS", "0"}, {"PARVIS_UPLOAD_CHUNK", "2Q"},
+      {"PARVIS_UPLOAD_SLOTS", "9"},     {"PARVIS_UPLOAD_PINNED", "-1"}, {"PARVIS_UPLOAD_LINEAR", "4G"},
+      {"PARVIS_UPLOAD_WARM", "2"},      {"PARVIS_UPLOAD_AHEAD", "yes"}, {"PARVIS_UPLOAD_2D", "01x"}};
+  for (const auto& kv : bad) {
+    const std::string keep = std::getenv(kv[0]);
+    setenv(kv[0], kv[1], 1);
+    EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "%s=%s accepted", kv[0], kv[1]);
+    setenv(kv[0], keep.c_str(), 1);
+  }
+  for (const auto& kv : good) unsetenv(kv[0]);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Auto &&
+             c.pinned == 0 && !c.warm && !c.ahead && c.linear_max == 0,
+         "no PARVIS_UPLOAD* variable: not the defaults");
   std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -91,6 +91,7 @@ uint8_t* ahead_take(size_t bytes, size_t* size) {
 void upload_ahead_start() {
   TransferConfig c;
   if (!transfer_config_from_env(&c).ok() || !c.ahead) return;  // malformed: the copier says so
+  if (c.mode != Transfer::Auto && c.mode != Transfer::Staged) return;  // no slots to pin
   Ahead& a = ahead_state();
   std::lock_guard<std::mutex> lk(a.mu);
   if (a.thread.joinable() || a.block) return;

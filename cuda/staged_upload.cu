@@ -1,6 +1,7 @@
 // The staged copier (staged_upload.cuh): its workers, the ways of a copy in each direction and
 // the kernels (RGB -> grey, the linear copy's repack). The configuration and the piece plan:
-// staged_upload_plan.cu; the thread pool: upload_pool.hpp.
+// staged_upload_plan.cu; the thread pool: upload_pool.hpp; the slots pinned ahead:
+// staged_upload_ahead.cu.
 #include "staged_upload.cuh"
 
 #include <algorithm>
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common.cuh"
@@ -54,67 +53,6 @@ static Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, siz
   repack_rows<<<grid, 256, 0, s>>>(src, spitch, dst, dpitch, width, int(rows));
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
-}
-
-// ---- pinned slots allocated ahead (PARVIS_UPLOAD_AHEAD) ---------------------------------------------
-namespace {
-
-struct Ahead {
-  std::mutex mu;
-  std::thread thread;
-  uint8_t* block = nullptr;  // written by the thread, read after it is joined
-  size_t bytes = 0;
-  ~Ahead() {  // a safety net: upload_ahead_finish has joined it before main returned
-    if (thread.joinable()) thread.join();
-  }
-};
-Ahead& ahead_state() {
-  static Ahead a;
-  return a;
-}
-
-// The block when it holds at least `bytes` (the caller owns it then); waits for the thread.
-uint8_t* ahead_take(size_t bytes, size_t* size) {
-  Ahead& a = ahead_state();
-  std::lock_guard<std::mutex> lk(a.mu);
-  if (a.thread.joinable()) a.thread.join();
-  if (!a.block || a.bytes < bytes) return nullptr;
-  uint8_t* p = a.block;
-  *size = a.bytes;
-  a.block = nullptr;
-  a.bytes = 0;
-  return p;
-}
-
-}  // namespace
-
-void upload_ahead_start() {
-  TransferConfig c;
-  if (!transfer_config_from_env(&c).ok() || !c.ahead) return;  // malformed: the copier says so
-  if (c.mode != Transfer::Auto && c.mode != Transfer::Staged) return;  // no slots to pin
-  Ahead& a = ahead_state();
-  std::lock_guard<std::mutex> lk(a.mu);
-  if (a.thread.joinable() || a.block) return;
-  const size_t bytes = c.pinned ? c.pinned : size_t(c.threads) * size_t(c.slots) * c.chunk;
-  a.thread = std::thread([&a, bytes] {
-    void* p = nullptr;
-    // The context (cudaFree(nullptr) creates it), then the slots; a failure: no block.
-    if (cudaFree(nullptr) == cudaSuccess && cudaMallocHost(&p, bytes) == cudaSuccess) {
-      a.block = static_cast<uint8_t*>(p);
-      a.bytes = bytes;
-    } else {
-      (void)cudaGetLastError();
-    }
-  });
-}
-
-void upload_ahead_finish() {
-  Ahead& a = ahead_state();
-  std::lock_guard<std::mutex> lk(a.mu);
-  if (a.thread.joinable()) a.thread.join();
-  if (a.block) cudaFreeHost(a.block);
-  a.block = nullptr;
-  a.bytes = 0;
 }
 
 // ---- the workers (the thread pool: upload_pool.hpp) ----------------------------------------------
@@ -201,7 +139,7 @@ struct StagedCopier::Impl {
       const size_t need = size_t(k) * S * b;
       size_t have = 0;
       if (need > host_block.size())  // the block pinned ahead, where there is one that fits
-        if (uint8_t* p = ahead_take(need, &have)) host_block.adopt(p, have);
+        if (uint8_t* p = upload_ahead_take(need, &have)) host_block.adopt(p, have);
       PARVIS_TRY(host_block.alloc(need));  // nothing where the block already holds `need`
       for (int i = 0; i < k; ++i) workers[size_t(i)].host = host_block.get() + size_t(i) * S * b;
       slot_bytes = b;

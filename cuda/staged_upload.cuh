@@ -142,6 +142,9 @@ class StagedCopier {
 // block: the copier then pins its own, checked, as without.
 void upload_ahead_start();
 void upload_ahead_finish();
+// The copier's side: the block, when there is one of at least `bytes` (its size in *size; the
+// caller frees it with cudaFreeHost), after the thread is done; else nullptr.
+uint8_t* upload_ahead_take(size_t bytes, size_t* size);
 
 // The pieces a staged copy cuts rows x width bytes into (host code, tested by the selftest):
 // whole rows, at most `chunk` bytes and at least one row, when a row fits in `chunk`; else each

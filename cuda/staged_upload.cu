@@ -1,133 +1,21 @@
-// The staged copier (staged_upload.cuh): the thread pool, the piece plan, the three ways of a
-// copy in each direction and the RGB -> grey conversion on the GPU.
+// The staged copier (staged_upload.cuh): its workers, the ways of a copy in each direction and
+// the kernels (RGB -> grey, the linear copy's repack). The configuration and the piece plan:
+// staged_upload_plan.cu; the thread pool: upload_pool.hpp; the slots pinned ahead:
+// staged_upload_ahead.cu.
 #include "staged_upload.cuh"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common.cuh"
 #include "common/gray.hpp"
+#include "upload_pool.hpp"
 
 namespace parvis::cuda {
-
-const char* transfer_name(Transfer t) {
-  switch (t) {
-    case Transfer::Auto: return "auto";
-    case Transfer::Pageable: return "pageable";
-    case Transfer::Staged: return "staged";
-    case Transfer::Register: return "register";
-  }
-  return "?";
-}
-
-namespace {
-
-// "123", "64K", "2M" -> bytes; false when malformed or out of [lo, hi].
-bool parse_bytes(const char* v, size_t lo, size_t hi, size_t* out) {
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (end == v) return false;
-  unsigned long long mul = 1;
-  if (*end == 'K' || *end == 'k') mul = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mul = 1ull << 20, ++end;
-  if (*end != '\0' || n > (~0ull) / mul) return false;
-  const unsigned long long b = n * mul;
-  if (b < lo || b > hi) return false;
-  *out = size_t(b);
-  return true;
-}
-
-}  // namespace
-
-Status transfer_config_from_env(TransferConfig* out) {
-  TransferConfig c;
-  if (const unsigned hw = std::thread::hardware_concurrency(); hw > 0) c.threads = std::min(c.threads, int(hw));
-  if (const char* v = std::getenv("PARVIS_UPLOAD"); v && *v) {
-    const std::string s(v);
-    if (s == "auto") c.mode = Transfer::Auto;
-    else if (s == "pageable" || s == "direct") c.mode = Transfer::Pageable;
-    else if (s == "staged" || s == "chunked" || s == "whole") c.mode = Transfer::Staged;
-    else if (s == "register") c.mode = Transfer::Register;
-    else
-      return Status::usage("PARVIS_UPLOAD must be auto, pageable, staged or register, not '" + s + "'");
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_CHUNK"); v && *v)
-    if (!parse_bytes(v, 4096, size_t(1) << 30, &c.chunk))
-      return Status::usage(std::string("PARVIS_UPLOAD_CHUNK must be 4K..1024M bytes, not '") + v + "'");
-  if (const char* v = std::getenv("PARVIS_UPLOAD_MIN"); v && *v)
-    if (!parse_bytes(v, 0, ~size_t(0) >> 1, &c.staged_min))
-      return Status::usage(std::string("PARVIS_UPLOAD_MIN must be a byte count, not '") + v + "'");
-  size_t n = 0;
-  if (const char* v = std::getenv("PARVIS_UPLOAD_2D"); v && *v) {
-    if (!parse_bytes(v, 0, 1, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_2D must be 0 or 1, not '") + v + "'");
-    c.copy_2d = n == 1;
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_THREADS"); v && *v) {
-    if (!parse_bytes(v, 1, 64, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_THREADS must be 1..64, not '") + v + "'");
-    c.threads = int(n);
-  }
-  if (const char* v = std::getenv("PARVIS_UPLOAD_SLOTS"); v && *v) {
-    if (!parse_bytes(v, 1, 8, &n))
-      return Status::usage(std::string("PARVIS_UPLOAD_SLOTS must be 1..8, not '") + v + "'");
-    c.slots = int(n);
-  }
-  *out = c;
-  return Status::Ok();
-}
-
-std::string TransferInfo::describe() const {
-  std::string s = transfer_name(used);
-  if (used == Transfer::Staged) {
-    const bool kib = piece < (size_t(1) << 20);
-    s += " " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " x " +
-         std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB") +
-         (padded ? ", padded rows" : ", 2-D");
-  }
-  return s;
-}
-
-// ---- the piece plan ------------------------------------------------------------------------------
-PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows) {
-  PiecePlan p;
-  p.width = width;
-  p.rows = rows;
-  if (width == 0 || rows == 0) return p;
-  const size_t total = width * rows, per = 2 * size_t(std::max(threads, 1));
-  const size_t target = std::min(std::max(chunk, size_t(1)),
-                                 std::max(size_t(64) << 10, (total + per - 1) / per));
-  if (whole_rows || width <= target) {
-    p.rows_per_piece = std::max(size_t(1), target / width);
-    p.count = (rows + p.rows_per_piece - 1) / p.rows_per_piece;
-    p.piece_bytes = std::min(p.rows_per_piece, rows) * width;
-  } else {
-    p.cols_per_piece = target;
-    const size_t per_row = (width + target - 1) / target;
-    p.count = rows * per_row;
-    p.piece_bytes = target;
-  }
-  return p;
-}
-
-PiecePlan::Piece PiecePlan::at(size_t i) const {
-  if (rows_per_piece) {
-    const size_t r0 = i * rows_per_piece;
-    return Piece{r0, std::min(rows_per_piece, rows - r0), 0, width};
-  }
-  const size_t per_row = (width + cols_per_piece - 1) / cols_per_piece;
-  const size_t r = i / per_row, c0 = (i % per_row) * cols_per_piece;
-  return Piece{r, 1, c0, std::min(cols_per_piece, width - c0)};
-}
 
 // ---- the grey conversion on the GPU ----------------------------------------------------------------
 __global__ void rgb_rows_to_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
@@ -149,87 +37,33 @@ static Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, si
   return Status::Ok();
 }
 
-// ---- the thread pool: workers 1..n-1 (the caller is worker 0) ---------------------------------------
+// Rows of `width` bytes, `spitch` apart -> `dpitch` apart (the linear copy's repack; the bytes
+// past width in dst are left as they are).
+__global__ void repack_rows(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
+                            size_t width, int rows) {
+  const size_t x = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= width) return;
+  for (int y = blockIdx.y; y < rows; y += gridDim.y) dst[size_t(y) * dpitch + x] = src[size_t(y) * spitch + x];
+}
+
+static Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
+                            size_t width, size_t rows, cudaStream_t s) {
+  if (width == 0 || rows == 0) return Status::Ok();
+  const dim3 grid(div_up(width, 256), unsigned(std::min<size_t>(rows, 65535)));
+  repack_rows<<<grid, 256, 0, s>>>(src, spitch, dst, dpitch, width, int(rows));
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// ---- the workers (the thread pool: upload_pool.hpp) ----------------------------------------------
 namespace {
-
-class Pool {
- public:
-  ~Pool() { stop_all(); }
-  void start(int extra) {
-    stop_all();
-    stop_ = false;
-    const uint64_t g = gen_;  // a new thread waits for the next job, not one already run
-    for (int i = 1; i <= extra; ++i) threads_.emplace_back([this, i, g] { loop(i, g); });
-  }
-  int size() const { return int(threads_.size()) + 1; }
-  // f(0) here, f(1..workers-1) on the pool; returns when all are done.
-  void run(int workers, const std::function<void(int)>& f) {
-    if (workers > 1 && !threads_.empty()) {
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        job_ = &f;
-        active_ = workers;
-        pending_ = int(threads_.size());
-        ++gen_;
-        agen_.store(gen_, std::memory_order_release);
-      }
-      cv_.notify_all();
-      f(0);
-      std::unique_lock<std::mutex> lk(mu_);
-      done_.wait(lk, [this] { return pending_ == 0; });
-      job_ = nullptr;
-    } else {
-      f(0);
-    }
-  }
-
- private:
-  void stop_all() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-  }
-  void loop(int index, uint64_t seen) {
-    for (;;) {
-      // Spin a little before sleeping: frames and pieces follow each other within microseconds.
-      const auto t0 = std::chrono::steady_clock::now();
-      while (agen_.load(std::memory_order_acquire) == seen &&
-             std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(300))
-        std::this_thread::yield();
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
-      if (stop_) return;
-      seen = gen_;
-      const std::function<void(int)>* f = job_;
-      const int active = active_;
-      lk.unlock();
-      if (index < active) (*f)(index);
-      lk.lock();
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  int active_ = 0, pending_ = 0;
-  uint64_t gen_ = 0;
-  std::atomic<uint64_t> agen_{0};
-  bool stop_ = false;
-};
 
 struct Worker {
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;
   std::vector<cudaEvent_t> ev;  // one per slot: its last DMA
-  PinnedBuffer<uint8_t> host;   // slots x slot_bytes
-  DeviceBuffer<uint8_t> dev;    // the same on the GPU (RGB pieces before their conversion)
-  size_t slot_bytes = 0, dev_slot_bytes = 0;
+  uint8_t* host = nullptr;      // its slots x slot_bytes in the copier's pinned block
+  uint8_t* dev = nullptr;       // the same on the GPU (RGB pieces before their conversion)
 };
 
 }  // namespace
@@ -239,9 +73,18 @@ struct StagedCopier::Impl {
   bool ready = false;
   int device = 0;
   cudaEvent_t start = nullptr;
-  std::deque<Worker> workers;  // not movable: pinned and device buffers
-  Pool pool;
-  DeviceBuffer<uint8_t> rgb_scratch;  // pageable / register RGB -> grey: the whole RGB image
+  std::deque<Worker> workers;
+  upload::Pool pool;
+  // Every worker's slots: one pinned block (worker i at i x slots x slot_bytes) for the first
+  // slot_workers workers, and its device twin (the RGB pieces before their conversion).
+  PinnedBuffer<uint8_t> host_block;
+  DeviceBuffer<uint8_t> dev_block;
+  size_t slot_bytes = 0, dev_slot_bytes = 0;
+  int slot_workers = 0, dev_slot_workers = 0;
+  // pageable / register RGB -> grey and linear: the rows on the device before their conversion
+  // or repack; scratch_done: recorded after the last work that reads it.
+  DeviceBuffer<uint8_t> scratch;
+  cudaEvent_t scratch_done = nullptr;
 
   ~Impl() { release(); }
   void release() {
@@ -252,8 +95,15 @@ struct StagedCopier::Impl {
       if (w.stream) cudaStreamDestroy(w.stream);
     }
     workers.clear();
+    slot_bytes = dev_slot_bytes = 0;
+    slot_workers = dev_slot_workers = 0;
     if (start) cudaEventDestroy(start);
     start = nullptr;
+    if (scratch_done) {
+      cudaEventSynchronize(scratch_done);
+      cudaEventDestroy(scratch_done);
+    }
+    scratch_done = nullptr;
     ready = false;
   }
 
@@ -272,24 +122,50 @@ struct StagedCopier::Impl {
     return padded ? std::min(p.rows_per_piece, p.rows) * padded : p.piece_bytes;
   }
 
-  // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers.
+  Status sync_workers() {
+    for (Worker& w : workers) CUDA_CHECK(cudaStreamSynchronize(w.stream));
+    return Status::Ok();
+  }
+  // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers: one
+  // block each side, grown (never shrunk) when a copy needs larger slots or more workers.
   Status ensure_slots(int n, size_t bytes, size_t dev_bytes) {
     const size_t S = size_t(cfg.slots);
-    for (int i = 0; i < n; ++i) {
-      Worker& w = workers[size_t(i)];
-      if (w.slot_bytes < bytes) {
-        CUDA_CHECK(cudaStreamSynchronize(w.stream));  // no DMA may still use the old slots
-        w.slot_bytes = 0;  // alloc frees the old slots first: none left if it fails
-        PARVIS_TRY(w.host.alloc(S * bytes));
-        w.slot_bytes = bytes;
-      }
-      if (w.dev_slot_bytes < dev_bytes) {
-        CUDA_CHECK(cudaStreamSynchronize(w.stream));
-        w.dev_slot_bytes = 0;
-        PARVIS_TRY(w.dev.alloc(S * dev_bytes));
-        w.dev_slot_bytes = dev_bytes;
-      }
+    if (slot_bytes < bytes || slot_workers < n) {
+      PARVIS_TRY(sync_workers());  // no DMA may still use the old slots
+      const size_t b = std::max(bytes, slot_bytes);
+      const int k = std::max(n, slot_workers);
+      slot_bytes = 0;  // alloc frees the old block first: no slots left if it fails
+      slot_workers = 0;
+      const size_t need = size_t(k) * S * b;
+      size_t have = 0;
+      if (need > host_block.size())  // the block pinned ahead, where there is one that fits
+        if (uint8_t* p = upload_ahead_take(need, &have)) host_block.adopt(p, have);
+      PARVIS_TRY(host_block.alloc(need));  // nothing where the block already holds `need`
+      for (int i = 0; i < k; ++i) workers[size_t(i)].host = host_block.get() + size_t(i) * S * b;
+      slot_bytes = b;
+      slot_workers = k;
     }
+    if (dev_bytes && (dev_slot_bytes < dev_bytes || dev_slot_workers < n)) {
+      PARVIS_TRY(sync_workers());
+      const size_t b = std::max(dev_bytes, dev_slot_bytes);
+      const int k = std::max(n, dev_slot_workers);
+      dev_slot_bytes = 0;
+      dev_slot_workers = 0;
+      PARVIS_TRY(dev_block.alloc(size_t(k) * S * b));
+      for (int i = 0; i < k; ++i) workers[size_t(i)].dev = dev_block.get() + size_t(i) * S * b;
+      dev_slot_bytes = b;
+      dev_slot_workers = k;
+    }
+    return Status::Ok();
+  }
+  // The scratch of at least `bytes`, free of the work that read it before (on any stream), and
+  // `stream` ordered after that work.
+  Status ensure_scratch(size_t bytes, cudaStream_t stream) {
+    if (scratch.size() < bytes) {
+      CUDA_CHECK(cudaEventSynchronize(scratch_done));  // an earlier conversion may still read it
+      PARVIS_TRY(scratch.alloc(bytes));
+    }
+    CUDA_CHECK(cudaStreamWaitEvent(stream, scratch_done, 0));
     return Status::Ok();
   }
 
@@ -302,7 +178,7 @@ struct StagedCopier::Impl {
   };
   Status reserve(size_t width, size_t rows, size_t pitch, bool gray, Staging* st) {
     const int threads = threads_for(width * rows);
-    st->p = plan_pieces(width, rows, cfg.chunk, threads, gray);
+    st->p = plan_pieces(width, rows, piece_limit(cfg, threads), threads, gray);
     st->n = int(std::min<size_t>(size_t(threads), st->p.count));
     st->padded = gray ? 0 : padded_pitch(st->p, pitch);
     return ensure_slots(st->n, slot_need(st->p, st->padded), gray ? st->p.piece_bytes : 0);
@@ -321,6 +197,7 @@ struct StagedCopier::Impl {
     local.threads = st.n;
     local.piece = st.p.piece_bytes;
     local.padded = st.padded != 0;
+    local.pinned = size_t(slot_workers) * size_t(cfg.slots) * slot_bytes;
     if (info) *info = local;
     return Status::Ok();
   }
@@ -338,6 +215,40 @@ struct StagedCopier::Impl {
       CUDA_CHECK(cudaEventRecord(w.done, w.stream));
       CUDA_CHECK(cudaStreamWaitEvent(stream, w.done, 0));
     }
+    return Status::Ok();
+  }
+
+  // TransferConfig::warm: the first n workers bind the device, write their slots once and
+  // copy them to the GPU once (the slots' first touch and first DMAs, into a device buffer freed
+  // after), their slot events recorded: what a first copy would otherwise pay.
+  Status warm_up(int n) {
+    if (n <= 0 || slot_bytes == 0) return Status::Ok();
+    const size_t S = size_t(cfg.slots);
+    DeviceBuffer<uint8_t> sink;  // no room on the GPU: the slots are only touched, not copied
+    const bool dma = sink.alloc(size_t(n) * S * slot_bytes).ok();
+    if (!dma) (void)cudaGetLastError();
+    std::vector<Status> errs(static_cast<size_t>(n));
+    const int dev = device;
+    pool.run(n, [&](int wi) {
+      Worker& w = workers[size_t(wi)];
+      auto step = [&]() -> Status {
+        if (wi != 0) CUDA_CHECK(cudaSetDevice(dev));
+        for (size_t k = 0; k < S; ++k) {
+          CUDA_CHECK(cudaEventSynchronize(w.ev[k]));  // no DMA still reads the slot
+          uint8_t* h = w.host + k * slot_bytes;
+          std::memset(h, 0, slot_bytes);
+          if (dma)
+            CUDA_CHECK(cudaMemcpyAsync(sink.get() + (size_t(wi) * S + k) * slot_bytes, h, slot_bytes,
+                                       cudaMemcpyHostToDevice, w.stream));
+          CUDA_CHECK(cudaEventRecord(w.ev[k], w.stream));
+        }
+        return Status::Ok();
+      };
+      errs[size_t(wi)] = step();
+    });
+    for (int i = 0; i < n; ++i) CUDA_CHECK(cudaStreamSynchronize(workers[size_t(i)].stream));
+    for (const Status& s : errs)
+      if (!s.ok()) return s;
     return Status::Ok();
   }
 
@@ -394,6 +305,7 @@ Status StagedCopier::init(const TransferConfig& c) {
   m.cfg = c;
   CUDA_CHECK(cudaGetDevice(&m.device));
   CUDA_CHECK(cudaEventCreateWithFlags(&m.start, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreateWithFlags(&m.scratch_done, cudaEventDisableTiming));
   for (int i = 0; i < c.threads; ++i) m.workers.emplace_back();
   for (Worker& w : m.workers) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
@@ -406,9 +318,10 @@ Status StagedCopier::init(const TransferConfig& c) {
   return Status::Ok();
 }
 
-Transfer StagedCopier::choose(size_t) const {
+Transfer StagedCopier::choose(size_t bytes) const {
   const TransferConfig& c = impl_->cfg;
-  return c.mode == Transfer::Auto ? Transfer::Staged : c.mode;
+  if (c.mode != Transfer::Auto) return c.mode;
+  return bytes > 0 && bytes <= c.linear_max ? Transfer::Linear : Transfer::Staged;
 }
 
 Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray) {
@@ -419,8 +332,11 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   if (t == Transfer::Staged) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, &st));
-  } else if (rgb_to_gray && m.rgb_scratch.size() < bytes) {
-    PARVIS_TRY(m.rgb_scratch.alloc(bytes));
+    if (m.cfg.warm) PARVIS_TRY(m.warm_up(st.n));
+  } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
+    // the rows' span where the host rows are tight (a copy from wider rows grows it)
+    CUDA_CHECK(cudaEventSynchronize(m.scratch_done));
+    PARVIS_TRY(m.scratch.alloc(bytes));
   }
   return Status::Ok();
 }
@@ -470,7 +386,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
       next_slot[size_t(wi)] = (slot + 1) % unsigned(m.cfg.slots);
       const PiecePlan::Piece pc = p.at(i);
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
-      uint8_t* h = w.host.get() + size_t(slot) * w.slot_bytes;
+      uint8_t* h = w.host + size_t(slot) * m.slot_bytes;
       if (padded) {  // rows of the device pitch, the bytes past width zero: one 1-D DMA
         const uint8_t* sr = src + pc.row0 * spitch;
         for (size_t r = 0; r < pc.nrows; ++r) {
@@ -481,7 +397,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
                                    cudaMemcpyHostToDevice, w.stream));
       } else if (gray) {
         pack(h, src, spitch, pc);
-        uint8_t* d = w.dev.get() + size_t(slot) * w.dev_slot_bytes;
+        uint8_t* d = w.dev + size_t(slot) * m.dev_slot_bytes;
         CUDA_CHECK(cudaMemcpyAsync(d, h, pc.nrows * pc.ncols, cudaMemcpyHostToDevice, w.stream));
         PARVIS_TRY(launch_gray(d, pc.ncols, dst + pc.row0 * dpitch, dpitch, int(pc.ncols / 3),
                                int(pc.nrows), w.stream));
@@ -495,23 +411,27 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     });
     return m.end(st, stream, s, local, info);
   }
-  // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the scratch.
+  // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the
+  // scratch; linear: their whole span (host pitch kept) in one 1-D copy into the scratch, then
+  // repacked into dst (or made grey) on the GPU. Straight into dst where the rows are tight on
+  // both sides.
+  const size_t span = spitch * (rows - 1) + width;
+  const bool linear = t == Transfer::Linear;
+  const bool via_scratch = gray || (linear && !(spitch == width && dpitch == width));
   uint8_t* target = dst;
-  size_t tpitch = dpitch;
-  if (gray) {
-    if (m.rgb_scratch.size() < width * rows) {
-      CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier conversion may still read it
-      PARVIS_TRY(m.rgb_scratch.alloc(width * rows));
-    }
-    target = m.rgb_scratch.get();
-    tpitch = width;
+  size_t tpitch = linear ? spitch : dpitch;
+  if (via_scratch) {
+    PARVIS_TRY(m.ensure_scratch(linear ? span : width * rows, stream));
+    target = m.scratch.get();
+    tpitch = linear ? spitch : width;
   }
   void* base = const_cast<uint8_t*>(src);
-  const size_t span = spitch * (rows - 1) + width;
   if (t == Transfer::Register)
     CUDA_CHECK(cudaHostRegister(base, span, cudaHostRegisterDefault));
-  const cudaError_t copy = cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows,
-                                             cudaMemcpyHostToDevice, stream);
+  const cudaError_t copy =
+      linear ? cudaMemcpyAsync(target, src, span, cudaMemcpyHostToDevice, stream)
+             : cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows, cudaMemcpyHostToDevice,
+                                 stream);
   if (t == Transfer::Register) {
     // The pages stay pinned until the DMA is done, whatever happened.
     const cudaError_t done = cudaStreamSynchronize(stream);
@@ -522,6 +442,8 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
   }
   CUDA_CHECK(copy);
   if (gray) PARVIS_TRY(launch_gray(target, tpitch, dst, dpitch, int(width / 3), int(rows), stream));
+  else if (via_scratch) PARVIS_TRY(launch_repack(target, tpitch, dst, dpitch, width, rows, stream));
+  if (via_scratch) CUDA_CHECK(cudaEventRecord(m.scratch_done, stream));
   if (info) *info = local;
   return Status::Ok();
 }
@@ -572,7 +494,7 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       Flight& f = fl[size_t(wi)];
       const size_t slot = f.drained % S;
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));
-      const uint8_t* h = w.host.get() + slot * w.slot_bytes;
+      const uint8_t* h = w.host + slot * m.slot_bytes;
       const PiecePlan::Piece& pc = f.pieces[f.drained % S];
       if (padded) {
         for (size_t r = 0; r < pc.nrows; ++r)
@@ -597,10 +519,10 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       const PiecePlan::Piece pc = p.at(i);
       f.pieces[slot] = pc;
       if (padded)
-        CUDA_CHECK(cudaMemcpyAsync(w.host.get() + slot * w.slot_bytes, src + pc.row0 * spitch,
+        CUDA_CHECK(cudaMemcpyAsync(w.host + slot * m.slot_bytes, src + pc.row0 * spitch,
                                    pc.nrows * padded, cudaMemcpyDeviceToHost, w.stream));
       else
-        CUDA_CHECK(cudaMemcpy2DAsync(w.host.get() + slot * w.slot_bytes, pc.ncols,
+        CUDA_CHECK(cudaMemcpy2DAsync(w.host + slot * m.slot_bytes, pc.ncols,
                                      src + pc.row0 * spitch + pc.col0, spitch, pc.ncols,
                                      pc.nrows, cudaMemcpyDeviceToHost, w.stream));
       CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
@@ -608,6 +530,27 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       return Status::Ok();
     }, &finish);
     return m.end(st, stream, s, local, info);
+  }
+  if (local.used == Transfer::Linear) {
+    // Tight host rows: repacked tight on the GPU, then one 1-D copy. Wider host rows would
+    // have their bytes past `width` overwritten by a 1-D copy: those go as pageable.
+    if (dpitch == width) {
+      uint8_t* from = const_cast<uint8_t*>(src);
+      if (spitch != width) {
+        PARVIS_TRY(m.ensure_scratch(width * rows, stream));
+        PARVIS_TRY(launch_repack(src, spitch, m.scratch.get(), width, width, rows, stream));
+        from = m.scratch.get();
+      }
+      const cudaError_t copy = cudaMemcpyAsync(dst, from, width * rows, cudaMemcpyDeviceToHost, stream);
+      const cudaError_t rec = from != src ? cudaEventRecord(m.scratch_done, stream) : cudaSuccess;
+      const cudaError_t done = cudaStreamSynchronize(stream);
+      CUDA_CHECK(copy);
+      CUDA_CHECK(rec);
+      CUDA_CHECK(done);
+      if (info) *info = local;
+      return Status::Ok();
+    }
+    local.used = Transfer::Pageable;
   }
   void* base = dst;
   const size_t span = dpitch * (rows - 1) + width;

@@ -10,16 +10,27 @@
 //             to the host the same in reverse: a worker keeps its slots' DMAs in flight and
 //             copies out the oldest;
 //   register  cudaHostRegister the rows, one copy, wait, cudaHostUnregister (pays the pinning
-//             on every call: for comparison).
+//             on every call: for comparison);
+//   linear    one 1-D cudaMemcpyAsync of the rows' whole span (host pitch kept) from pageable
+//             memory into a device scratch, then a kernel that repacks them into the device
+//             pitch (or makes them grey): no pinned memory at all, the driver's own staging,
+//             which a 2-D pageable copy of short rows does not use well (2 GB/s at 1326-byte
+//             rows); a candidate for a process's first copy (issue 14). Downloads: the reverse
+//             where the host rows are tight, else as pageable.
 // `auto` (the default) is staged: on the calling thread alone below PARVIS_UPLOAD_MIN bytes
 // (default 1 MiB), on up to 4 threads below 16 MiB and on all its threads from there (TransferConfig:
 // staged_min, staged_all; waking the pool costs more than it saves on small copies;
-// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows). Where the device
+// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows); copies of at
+// most PARVIS_UPLOAD_LINEAR bytes (default 0: none) go linear instead. Where the device
 // rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
 // the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between
 // width and dpitch of each device row are written as zeros (the matcher needs them zero; the
 // filter does not read them). The RGB -> grey path uploads the RGB bytes and converts them on the GPU with gray_of
 // (common/gray.hpp: the host's bits), piece by piece on the worker streams where staged.
+// All workers' pinned slots are one cudaMallocHost block (and the device slots one cudaMalloc):
+// a fresh copier pays one allocation, not one per worker. PARVIS_UPLOAD_PINNED caps that block:
+// pieces shrink so that threads x slots x piece fits (a process's first copy pays the pinning,
+// ~the image's bytes by default; bench rows *-fresh measure it).
 // Every CUDA call is checked (file:line); a failure in a worker is returned by the call.
 #pragma once
 #include <cuda_runtime.h>
@@ -33,7 +44,7 @@
 
 namespace parvis::cuda {
 
-enum class Transfer { Auto, Pageable, Staged, Register };
+enum class Transfer { Auto, Pageable, Staged, Register, Linear };
 const char* transfer_name(Transfer t);
 
 struct TransferConfig {
@@ -43,17 +54,29 @@ struct TransferConfig {
                                        // at most the host's hardware threads by default)
   int slots = 2;                       // pinned slots per thread
   size_t staged_min = size_t(1) << 20; // auto: one thread below this many bytes,
+  size_t linear_max = 0;               // auto: copies of at most this many bytes go linear
+                                       // (PARVIS_UPLOAD_LINEAR; 0: none)
   size_t staged_all = size_t(16) << 20;  // 4 below this many, all `threads` from it on (H100
                                          // host: 4 threads won at 8.3 MB, 8 at 24.9 and 100 MB)
   bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
                          // padded rows in one 1-D DMA (PARVIS_UPLOAD_2D=1)
+  size_t pinned = 0;     // staged: the most pinned bytes of all slots together, 0: no cap
+                         // (PARVIS_UPLOAD_PINNED); pieces shrink to fit (>= 4 KiB, or one row
+                         // where pieces are whole rows)
+  bool warm = false;     // staged: prepare() also wakes the workers it allocated for, each of
+                         // which binds the device, writes its slots once and copies them to
+                         // the GPU once (their first touch and first DMAs): the first copy
+                         // then pays none of that (PARVIS_UPLOAD_WARM=1)
+  bool ahead = false;    // upload_ahead_start does its work (PARVIS_UPLOAD_AHEAD=1)
 };
 
-// The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register (direct, chunked
-// and whole, the names of the first experiment, stand for pageable, staged and staged),
+// The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register|linear (direct,
+// chunked and whole, the names of the first experiment, stand for pageable, staged and staged),
 // PARVIS_UPLOAD_CHUNK (bytes, or with a K or M suffix), PARVIS_UPLOAD_THREADS (1..64),
-// PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1). A
-// malformed value is a usage error.
+// PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1),
+// PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1),
+// PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
+// PARVIS_UPLOAD_AHEAD (0 or 1). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -62,6 +85,7 @@ struct TransferInfo {
   size_t bytes = 0;   // bytes that crossed the link
   int threads = 1;    // host threads that took part
   size_t piece = 0;   // staged: bytes per piece
+  size_t pinned = 0;  // staged: the copier's pinned bytes (all slots) after the copy
   bool padded = false;  // staged: padded rows in 1-D DMAs
   std::string describe() const;  // e.g. "staged 4 threads x 512 KiB"
 };
@@ -108,6 +132,20 @@ class StagedCopier {
                      size_t width, size_t rows, bool gray, cudaStream_t stream, TransferInfo* info);
 };
 
+// Pinned slots allocated ahead, for a process's first copy (issue 14; PARVIS_UPLOAD_AHEAD=1, else
+// nothing): upload_ahead_start starts a thread that creates the CUDA context and pins
+// PARVIS_UPLOAD_PINNED bytes (or threads x slots x chunk: every staged copy's slots fit), while
+// the caller reads and decodes its images; the first copier whose slots fit in that block takes
+// it instead of pinning its own (waiting for the thread). upload_ahead_finish joins the thread
+// and frees a block nobody took: the caller runs it before returning from main (the CUDA
+// runtime's exit handlers must not run beside the thread). A failure on the thread leaves no
+// block: the copier then pins its own, checked, as without.
+void upload_ahead_start();
+void upload_ahead_finish();
+// The copier's side: the block, when there is one of at least `bytes` (its size in *size; the
+// caller frees it with cudaFreeHost), after the thread is done; else nullptr.
+uint8_t* upload_ahead_take(size_t bytes, size_t* size);
+
 // The pieces a staged copy cuts rows x width bytes into (host code, tested by the selftest):
 // whole rows, at most `chunk` bytes and at least one row, when a row fits in `chunk`; else each
 // row in pieces of `chunk` bytes. Pieces shrink so that each of `threads` workers gets two
@@ -124,5 +162,8 @@ struct PiecePlan {
   Piece at(size_t i) const;
 };
 PiecePlan plan_pieces(size_t width, size_t rows, size_t chunk, int threads, bool whole_rows = false);
+// The chunk a staged copy on `threads` threads plans with: config.chunk, lowered where
+// config.pinned caps the slots (threads x slots x chunk <= pinned, never below 4 KiB).
+size_t piece_limit(const TransferConfig& config, int threads);
 
 }  // namespace parvis::cuda

@@ -2,15 +2,20 @@
 # tests/gpu_upload_quick.sh [LOGDIR] — issue 14 on a GPU machine in about two minutes (the H100
 # host: make, then the checks side by side, then the benchmark alone):
 #   1. ./test on the upload cases (matchupload, filterupload: 1x1, 7x3, 1327x1025 RGB, 3840x2161)
-#      against seq under the default (auto) and each PARVIS_UPLOAD mode, staged also with
-#      5000-byte pieces on 3 threads (pieces dividing no row count) and with PARVIS_UPLOAD_2D=1;
+#      against seq under the default (auto) and each PARVIS_UPLOAD mode (linear included),
+#      staged also with 5000-byte pieces on 3 threads (pieces dividing no row count), with
+#      PARVIS_UPLOAD_2D=1, with the pinned bytes capped (PARVIS_UPLOAD_PINNED=60000) and with
+#      PARVIS_UPLOAD_WARM=1, PARVIS_UPLOAD_AHEAD=1 (also the match error cases under it);
 #      the matchcuda and matchncc cases (NCC now on the device), tests/ncc_check.py on cuda-opt;
 #      compute-sanitizer memcheck on matchupload (odd pieces), filterupload and three matchncc
 #      groups. Each prints "name: N passed, N failed, N skipped" (logs in LOGDIR);
 #   2. bench/run_upload.sh --seconds 0.05 (UPLOAD_BENCH_ARGS="--quick --seconds 0.03" for less): GB/s of every way at 0.26-100 MB, rows appended to
 #      bench/results/times.csv, the best way per size printed (the numbers that choose auto);
-#   3. one plain `match` call per mode on 3840x2160 grey (fft) and 1326x1025 RGB: the timing line
-#      "[upload N us, M MB at G GB/s, how]"; and NCC on the device vs PARVIS_NCC_HOST=1.
+#   3. one plain `match` call per way (auto, pageable, staged, register, linear, auto with the
+#      pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_WARM=1 and/or _AHEAD=1) on 3840x2160 grey (fft), 1326x1025 RGB and 3840x2160
+#      RGB (24.9 MB): the timing line "[upload N us, M MB at G GB/s, how]" (the process's first
+#      copy); and NCC on the device vs PARVIS_NCC_HOST=1.
+#   UPLOAD_BENCH_ARGS="--first --seconds 0.2": step 2 times only what one call pays (issue 14).
 # Not in tests/gpu/ (gpu_check.sh runs every script there): tests/gpu/match.sh and filter.sh hold
 # the same checks for the full run.
 set -u
@@ -25,9 +30,15 @@ WORK=build/test-uq-data ./test --no-build seq --only no-such-case >/dev/null 2>&
 
 pids=()
 gpu_test uq-upload-auto -- seq cuda-opt --only upload & pids+=($!)
-for mode in pageable staged register; do
+for mode in pageable staged register linear; do
   gpu_test "uq-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload & pids+=($!)
 done
+gpu_test uq-upload-warm PARVIS_UPLOAD_WARM=1 -- cuda-opt --only upload & pids+=($!)
+gpu_test uq-upload-ahead PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only upload & pids+=($!)
+gpu_test uq-ahead-errors PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only match_err & pids+=($!)
+gpu_test uq-upload-autolinear PARVIS_UPLOAD_LINEAR=4M -- cuda-opt --only upload & pids+=($!)
+gpu_test uq-upload-linear-hostgrey PARVIS_UPLOAD=linear PARVIS_GRAY=host -- cuda-opt --only matchupload & pids+=($!)
+gpu_test uq-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload & pids+=($!)
 gpu_test uq-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only upload & pids+=($!)
 gpu_test uq-upload-2d PARVIS_UPLOAD=staged PARVIS_UPLOAD_2D=1 -- cuda-opt --only upload & pids+=($!)
 gpu_test uq-matchcuda -- cuda-opt --only matchcuda & pids+=($!)
@@ -35,6 +46,7 @@ gpu_test uq-matchncc -- cuda-opt --only matchncc & pids+=($!)
 (python3 tests/ncc_check.py bin/cuda-opt >"$LOG/ncc-check.log" 2>&1; echo "ncc-check: $(tail -n1 "$LOG/ncc-check.log")") & pids+=($!)
 PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt matchupload odd & pids+=($!)
 PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt filterupload odd & pids+=($!)
+PARVIS_UPLOAD=linear gpu_sanitize memcheck cuda-opt matchupload linear & pids+=($!)
 for g in matchncc-flat matchncc-tiny matchncc-noise-odd; do gpu_sanitize memcheck cuda-opt $g & pids+=($!); done
 wait "${pids[@]}"
 echo "checks: $((SECONDS - start)) s"
@@ -47,10 +59,15 @@ G=bin/parvis-gen
 $G noise 3840x2160 "$LOG/s4k.pgm" --gray --seed 1 && $G crop "$LOG/s4k.pgm" 1001 701 128 128 "$LOG/t4k.pgm"
 $G noise 1326x1025 "$LOG/s1326.bmp" --seed 2 && $G crop "$LOG/s1326.bmp" 400 300 479 432 "$LOG/t1326.bmp"
 $G crop "$LOG/s1326.bmp" 600 500 24 16 "$LOG/t24.bmp"
-for mode in auto pageable staged register; do
-  for wl in "s4k.pgm t4k.pgm" "s1326.bmp t1326.bmp"; do
+$G noise 3840x2160 "$LOG/s25.ppm" --seed 3 && $G crop "$LOG/s25.ppm" 2001 901 96 64 "$LOG/t25.ppm"  # 24.9 MB RGB
+# One plain call per way (a process each: its upload is that process's first copy).
+for how in auto pageable staged register linear "auto PARVIS_UPLOAD_PINNED=1M" "auto PARVIS_UPLOAD_PINNED=4M" \
+           "auto PARVIS_UPLOAD_WARM=1" "auto PARVIS_UPLOAD_AHEAD=1" "auto PARVIS_UPLOAD_AHEAD=1 PARVIS_UPLOAD_WARM=1"; do
+  set -- $how
+  mode=$1; shift
+  for wl in "s4k.pgm t4k.pgm" "s1326.bmp t1326.bmp" "s25.ppm t25.ppm"; do
     set -- $wl
-    echo "$mode $1: $(PARVIS_UPLOAD=$mode bin/cuda-opt match "$LOG/$1" "$LOG/$2" --method fft 2>&1 >/dev/null | grep '^time')"
+    echo "$how $1: $(env "PARVIS_UPLOAD=$mode" ${how#$mode} bin/cuda-opt match "$LOG/$1" "$LOG/$2" --method fft 2>&1 >/dev/null | grep '^time')"
   done
 done
 for ncc in device host; do

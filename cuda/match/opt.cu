@@ -280,7 +280,9 @@ Status fetch_result(Matcher& m, Timings* t, DeviceOut* o) {
 namespace {
 
 // ---- per-size setup ------------------------------------------------------------------------------
-Status setup_source_size(Matcher& m, int W, int H) {
+// rgb: the source will go as its RGB bytes (the copier is prepared for those: a normed RGB run
+// sizes the matcher in matcher_gray_on_device, before matcher_run_rgb sets m.rgb_source).
+Status setup_source_size(Matcher& m, int W, int H, bool rgb) {
   if (m.W == W && m.H == H) return Status::Ok();
   m.drop_graphs();
   m.fft_ready = false;
@@ -299,8 +301,7 @@ Status setup_source_size(Matcher& m, int W, int H) {
                            ? dynamic_cast<const SharedSource*>(m.asked.source_cache->state.get())
                            : nullptr;
   if (!shared || shared->W != W || shared->H != H)
-    PARVIS_TRY(m.copier.prepare(size_t(W) * (m.rgb_source ? 3 : 1), size_t(H), m.pitch,
-                                m.rgb_source != nullptr));
+    PARVIS_TRY(m.copier.prepare(size_t(W) * (rgb ? 3 : 1), size_t(H), m.pitch, rgb));
   PARVIS_TRY(m.d_out.alloc(1));
   PARVIS_TRY(m.d_direct_rec.alloc(1));
   for (DeviceOut* rec : {m.d_out.get(), m.d_direct_rec.get()})
@@ -352,7 +353,7 @@ Method choose(const Matcher& m, std::string* why) {
 Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->w, m->h));
-  PARVIS_TRY(setup_source_size(*m, gray_source.width, gray_source.height));
+  PARVIS_TRY(setup_source_size(*m, gray_source.width, gray_source.height, m->rgb_source != nullptr));
   reset_result(out);  // filled in place: a video's frames reuse its memory
   out->map_width = m->map_w();
   out->map_height = m->map_h();
@@ -391,7 +392,7 @@ Status matcher_device_source(Matcher* m, int W, int H, uint8_t** d_src, size_t* 
     return Status::bad_input("the template (" + std::to_string(m->w) + "x" + std::to_string(m->h) +
                              ") is larger than the source (" + std::to_string(W) + "x" +
                              std::to_string(H) + ")");
-  PARVIS_TRY(setup_source_size(*m, W, H));
+  PARVIS_TRY(setup_source_size(*m, W, H, false));
   *d_src = m->d_src.get();
   *pitch = m->pitch;
   *stream = m->stream;
@@ -406,6 +407,10 @@ Status matcher_run_device(Matcher* m, Result* out) {
   return s;
 }
 
+// ---- work before the images are read (match.hpp): the upload's slots pinned ahead -------------
+void ahead_start() { cuda::upload_ahead_start(); }
+void ahead_finish() { cuda::upload_ahead_finish(); }
+
 // ---- an RGB source made grey on the GPU (match.hpp) ----------------------------------------------
 Status matcher_gray_on_device(Matcher* m, int W, int H, bool* on_device) {
   *on_device = false;
@@ -414,7 +419,7 @@ Status matcher_gray_on_device(Matcher* m, int W, int H, bool* on_device) {
   if (is_normed(m->asked.metric)) {  // on the device only where run_normed takes the source
     if (env_flag("PARVIS_NCC_HOST")) return Status::Ok();
     PARVIS_TRY(cuda::require_device());
-    PARVIS_TRY(setup_source_size(*m, W, H));
+    PARVIS_TRY(setup_source_size(*m, W, H, true));  // the copier prepared for the RGB bytes
     if (!normed_device_fits(*m)) return Status::Ok();
   }
   *on_device = true;

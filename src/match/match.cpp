@@ -80,9 +80,9 @@ Status check_source(const Image& gray_source, int template_width, int template_h
   return Status::Ok();
 }
 
-// The defaults of every version that makes no grey itself (all but cuda-opt, which defines its
-// own in cuda/match/opt.cu: a strong definition there replaces these weak ones at link time,
-// so that the version files without it need no copy of them).
+// The defaults of every version that makes no grey itself and starts nothing ahead (all but
+// cuda-opt, which defines its own in cuda/match/opt.cu: a strong definition there replaces
+// these weak ones at link time, so that the version files without it need no copy of them).
 __attribute__((weak)) Status matcher_gray_on_device(Matcher*, int, int, bool* on_device) {
   *on_device = false;
   return Status::Ok();
@@ -90,6 +90,8 @@ __attribute__((weak)) Status matcher_gray_on_device(Matcher*, int, int, bool* on
 __attribute__((weak)) Status matcher_run_rgb(Matcher* matcher, const Image& rgb_source, Result* out) {
   return matcher_run(matcher, to_gray(rgb_source), out);
 }
+__attribute__((weak)) void ahead_start() {}
+__attribute__((weak)) void ahead_finish() {}
 
 // The heap is ordered so that its front is the worst kept position: `better` as "less".
 void TopK::offer(const Position& p) {

@@ -4,9 +4,10 @@
 // is larger than the plan's piece_bytes (the slot size), and piece_bytes respects the chunk
 // (or one row where whole rows are required). Also the PARVIS_UPLOAD* parsing.
 // Built and run by tests/gpu/match.sh (nvcc, no GPU needed):
-//   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload.cu -o x
+//   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu -o x
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "staged_upload.cuh"
@@ -69,22 +70,49 @@ int main() {
   const PiecePlan p = plan_pieces(3840, 2160, size_t(8) << 20, 4);
   EXPECT(p.count >= 8, "3840x2160 at 8 MiB, 4 threads: %zu pieces", p.count);
 
-  // PARVIS_UPLOAD* parsing.
+  // PARVIS_UPLOAD_PINNED: threads x slots x piece within the cap (split rows, or whole rows that
+  // fit), never below 4 KiB; no cap: the chunk.
+  for (size_t cap : {size_t(0), size_t(4096), size_t(100000), size_t(1) << 20, size_t(4) << 20})
+    for (int t : {1, 3, 4, 8})
+      for (size_t w : {size_t(1327), size_t(3 * 3840), size_t(300001)}) {
+        parvis::cuda::TransferConfig cfg;
+        cfg.pinned = cap;
+        const size_t limit = parvis::cuda::piece_limit(cfg, t);
+        EXPECT(cap ? limit >= 4096 && limit <= cfg.chunk : limit == cfg.chunk, "cap %zu: limit %zu", cap, limit);
+        const PiecePlan q = plan_pieces(w, 2161, limit, t);
+        const size_t pinned = size_t(t) * size_t(cfg.slots) * q.piece_bytes;
+        EXPECT(!cap || pinned <= std::max(cap, size_t(t) * cfg.slots * 4096),
+               "cap %zu, %d threads, width %zu: %zu pinned bytes", cap, t, w, pinned);
+        check(w, 5, limit, t, false);
+      }
+
+  // PARVIS_UPLOAD* parsing: every variable set, then each malformed in turn.
+  const char* const good[][2] = {
+      {"PARVIS_UPLOAD", "linear"},       {"PARVIS_UPLOAD_CHUNK", "512K"}, {"PARVIS_UPLOAD_THREADS", "8"},
+      {"PARVIS_UPLOAD_SLOTS", "3"},      {"PARVIS_UPLOAD_MIN", "0"},      {"PARVIS_UPLOAD_PINNED", "4M"},
+      {"PARVIS_UPLOAD_LINEAR", "1M"},    {"PARVIS_UPLOAD_2D", "1"},       {"PARVIS_UPLOAD_WARM", "1"},
+      {"PARVIS_UPLOAD_AHEAD", "1"}};
+  for (const auto& kv : good) setenv(kv[0], kv[1], 1);
   parvis::cuda::TransferConfig c;
-  setenv("PARVIS_UPLOAD", "staged", 1);
-  setenv("PARVIS_UPLOAD_CHUNK", "512K", 1);
-  setenv("PARVIS_UPLOAD_THREADS", "8", 1);
-  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Staged &&
-             c.chunk == (size_t(512) << 10) && c.threads == 8,
-         "PARVIS_UPLOAD=staged CHUNK=512K THREADS=8 parsed wrong");
-  setenv("PARVIS_UPLOAD", "fast", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD=fast accepted");
-  setenv("PARVIS_UPLOAD", "register", 1);
-  setenv("PARVIS_UPLOAD_THREADS", "0", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_THREADS=0 accepted");
-  setenv("PARVIS_UPLOAD_THREADS", "2", 1);
-  setenv("PARVIS_UPLOAD_CHUNK", "2Q", 1);
-  EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "PARVIS_UPLOAD_CHUNK=2Q accepted");
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Linear &&
+             c.chunk == (size_t(512) << 10) && c.threads == 8 && c.slots == 3 && c.staged_min == 0 &&
+             c.pinned == (size_t(4) << 20) && c.linear_max == (size_t(1) << 20) && c.copy_2d &&
+             c.warm && c.ahead,
+         "every PARVIS_UPLOAD* variable set: parsed wrong");
+  const char* const bad[][2] = {
+      {"PARVIS_UPLOAD", "fast"},        {"PARVIS_UPLOAD_THREADS", "0"}, {"PARVIS_UPLOAD_CHUNK", "2Q"},
+      {"PARVIS_UPLOAD_SLOTS", "9"},     {"PARVIS_UPLOAD_PINNED", "-1"}, {"PARVIS_UPLOAD_LINEAR", "4G"},
+      {"PARVIS_UPLOAD_WARM", "2"},      {"PARVIS_UPLOAD_AHEAD", "yes"}, {"PARVIS_UPLOAD_2D", "01x"}};
+  for (const auto& kv : bad) {
+    const std::string keep = std::getenv(kv[0]);
+    setenv(kv[0], kv[1], 1);
+    EXPECT(!parvis::cuda::transfer_config_from_env(&c).ok(), "%s=%s accepted", kv[0], kv[1]);
+    setenv(kv[0], keep.c_str(), 1);
+  }
+  for (const auto& kv : good) unsetenv(kv[0]);
+  EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Auto &&
+             c.pinned == 0 && !c.warm && !c.ahead && c.linear_max == 0,
+         "no PARVIS_UPLOAD* variable: not the defaults");
   std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -89,18 +89,31 @@ echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 # numbers that choose auto's threshold, the chunk and the threads; bench/README.md).
 emu=$LOG/test-upload-pieces.log
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload.cu \
+if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu \
      -o build/upload_pieces >"$emu" 2>&1 && build/upload_pieces >>"$emu" 2>&1; then
   echo "1 passed, 0 failed, 0 skipped" >>"$emu"
 else
   echo "0 passed, 1 failed, 0 skipped" >>"$emu"
 fi
 echo "test-upload-pieces: $(tail -n1 "$emu")"
-for mode in pageable staged register; do
+for mode in pageable staged register linear; do
   gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload
   gpu_test "test-upload-$mode-cuda" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda
 done
 gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only upload
+# The pinned cap (PARVIS_UPLOAD_PINNED): 3 threads x 2 slots in 60000 bytes, pieces of 10000 bytes
+# that divide no row; and linear (one 1-D pageable copy + the repack / grey kernel) under memcheck.
+gpu_test test-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+gpu_test test-upload-warm PARVIS_UPLOAD_WARM=1 -- cuda-opt --only upload
+# Slots pinned ahead (a thread creates the context and pins while the images are decoded): the
+# upload cases, the error cases (the call returns while the thread may still run: joined first)
+# and memcheck.
+gpu_test test-upload-ahead PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only upload
+gpu_test test-ahead-errors PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only match_err
+PARVIS_UPLOAD_AHEAD=1 gpu_sanitize memcheck cuda-opt matchupload ahead
+gpu_test test-upload-autolinear PARVIS_UPLOAD_LINEAR=4M -- cuda-opt --only upload  # <= 4 MiB linear, the rest staged
+gpu_test test-upload-linear-hostgrey PARVIS_UPLOAD=linear PARVIS_GRAY=host -- cuda-opt --only matchupload
+PARVIS_UPLOAD=linear gpu_sanitize memcheck cuda-opt matchupload linear
 PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt matchupload odd
 PARVIS_UPLOAD=register gpu_sanitize memcheck cuda-opt matchupload register
 bin/cuda-opt bench upload --seconds ${UPLOAD_BENCH_SECONDS:-0.1} >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"

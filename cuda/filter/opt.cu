@@ -390,7 +390,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   const int span = kSegment + (kernel.size - 1) * channels + (g.lead - R * channels);
   f->chunks = (span + kChunk - 1) / kChunk;
 
-  const std::string& name = variant_names()[size_t(variant)];
+  const std::string name = variant_names()[size_t(variant)];  // a copy: variant_names() returns a temporary
   std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
   if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
       sep_params(kernel, border, channels, f->divider, &f->sep.params, &sep_why) &&

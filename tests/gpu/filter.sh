@@ -106,6 +106,23 @@ for e in smem sep; do
   echo "test-filter-$e-emulate: $(tail -n1 "$emu")"
 done
 
+# auto's choice of kernel (the path column of `bench filter`): the separable kernel for gaussian,
+# box and unsharp under the zero border (its cp.async form from compute capability 8.0), the MMA
+# kernel for sharpen and under the replicate border. (A dangling reference to the variant's name
+# once made auto's choice depend on freed memory.)
+auto_paths() {
+  "$BIN/cuda-opt" bench filter --res 131x67 --kernel "$1" --size 5 --border "$2" --sweep none --max-reps 1 \
+    --seconds 0.001 2>/dev/null | awk '$3 !~ /\// { for (i = 8; i <= NF; i++) printf "%s ", $i; exit }'
+}
+BIN=${BIN:-bin}
+pass=0 fail=0
+for want in "gaussian zero sep" "box zero sep" "unsharp zero sep" "sharpen zero mma" "gaussian replicate mma"; do
+  read -r k b p <<<"$want"
+  got=$(auto_paths "$k" "$b")
+  if [[ "$got" == "$p "* ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL auto path of ${k}5 $b: got '$got', want $p..."; fi
+done
+echo "test-filter-auto-paths: $pass passed, $fail failed, 0 skipped" | tee "$LOG/test-filter-auto-paths.log"
+
 bench/filter_variants.sh auto $OPT_VARIANTS >"$LOG/bench-filter-variants.txt" 2>&1
 echo "bench filter variants: exit $?"
 cat "$LOG/bench-filter-variants.txt"

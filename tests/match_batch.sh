@@ -225,8 +225,13 @@ files() {
 files files-templates templates "t37x23 t64x64"
 files files-templates-rgb-fft templates "t37x23 t31x17 t64x64 t37x23" --method fft --top 3
 # The FFT maps (approximate away from the re-scored positions) bit for bit: each kind's shared
-# spectrum and integral image give exactly the single call's values.
+# spectrum and integral image give exactly the single call's values. cuda-opt times its cuFFT
+# size once per process and source size (opt_fft_size.cu), so separate processes may pad to
+# different sizes and round differently: the sizes are fixed here (PARVIS_FFT_TUNE=0) for the
+# batch and the single calls alike.
+export PARVIS_FFT_TUNE=0
 files files-kinds-fft templates "t37x23 k257x256 k259x257 k257x256 t37x23 k259x257" --method fft --top 2
+unset PARVIS_FFT_TUNE
 files files-sources sources ""
 files files-templates-mask templates "t37x23 u37x23 v37x23" --mask "$T/ring37x23.pgm" --metric ncc
 files files-sources-mask sources "" --mask "$T/holes16.pgm" --metric sad

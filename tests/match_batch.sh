@@ -8,7 +8,9 @@
 #   --map: NAME-I.npy = the single call's map (one item: NAME.npy); with --sources, --out:
 #          NAME-I.EXT = the single call's picture.
 # On noise of odd sizes, templates of different sizes in one batch (each method: the CPU FFT
-# reuses the source's transform across them), the capsule scenes, and a directory of sources of
+# reuses the source's transform across them; cuda-opt per FFT kind: exact NTT, cuFFT with 32-
+# and 64-bit integral words, in one batch, whose text is also compared with seq's, bin/seq
+# beside EXE), the capsule scenes, and a directory of sources of
 # different sizes (two of one size: the template's plan reused). Prints ok / FAIL lines and
 # "N passed, N failed, N skipped"; exit 1 on any failure, with the first also on stderr
 # (tests/cases/match_batch.cases runs it per version as a setup line).
@@ -56,7 +58,9 @@ mkdir -p "$T"
   "$GEN" mask 16x16 holes "$T/holes16.pgm" --seed 12 &&
   "$GEN" crop "$DATA/noise_1027x769_gray.pgm" 211 97 389 277 "$T/grey389x277.pgm" &&
   "$GEN" crop "$T/grey389x277.pgm" 40 200 37 23 "$T/g37x23.pgm" &&
-  "$GEN" crop "$T/grey389x277.pgm" 300 11 45 61 "$T/g45x61.pgm" || { fail "setup: parvis-gen crop, mask"; finish; }
+  "$GEN" crop "$T/grey389x277.pgm" 300 11 45 61 "$T/g45x61.pgm" &&
+  "$GEN" crop "$N" 17 21 257 256 "$T/k257x256.bmp" &&
+  "$GEN" crop "$N" 130 40 259 257 "$T/k259x257.bmp" || { fail "setup: parvis-gen crop, mask"; finish; }
 # A directory of sources of different sizes (two of 333x251), in name order, and a file that is
 # not an image (skipped with a note).
 S=$WORK/sources
@@ -107,6 +111,17 @@ batch() {
   pass "$name ($n $mode)"
 }
 templates() { batch templates "$1" "$2" "$3" "$3" "${@:4}"; }
+# like_seq NAME: the batch's text equals seq's for the same batch (the scores are exact on every
+# version; seq itself, or no seq beside EXE: nothing to compare).
+SEQ=$(dirname "$EXE")/seq
+like_seq() {
+  local name=$1 dir=$WORK/$1; shift
+  [ -x "$SEQ" ] && [ "$(basename "$EXE")" != seq ] || return 0
+  [ -s "$dir/batch.txt" ] || return 0  # the batch check failed or skipped: said there
+  "$SEQ" match "$@" >"$dir/seq.txt" 2>"$dir/seq.err" || { fail "$name: seq exited $?"; return; }
+  cmp -s "$dir/seq.txt" "$dir/batch.txt" && pass "$name: the same text as seq" ||
+    fail "$name: text differs from seq's: $(diff "$dir/seq.txt" "$dir/batch.txt" | head -n 4 | tr '\n' ' ')"
+}
 sources() { batch sources "$1" "$2" "$3" "${@:4}"; }
 
 NT="$T/t37x23.bmp $T/t31x17.bmp $T/t64x64.bmp $T/t1x1.bmp $T/t1x41.bmp"
@@ -120,6 +135,15 @@ templates tpl-ccorr "$N" "$T/t37x23.bmp $T/t64x64.bmp" --metric ccorr-normed
 templates tpl-all "$N" "$T/t37x23.bmp $T/t31x17.bmp" --all --max-score 3600000 --min-distance 7
 templates tpl-odd "$DATA/gradient_257x129.bmp" "$T/grad57x29.bmp $T/t1x1.bmp $T/t16.bmp $T/t1x41.bmp" --method fft --top 3
 templates tpl-repeat "$N" "$T/t37x23.bmp $T/t37x23.bmp $T/t31x17.bmp" --method fft
+# Templates of each FFT kind in one batch, each kind's transform made, then reused after other
+# kinds' (cuda-opt, opt_source.cuh: the exact NTT for 37x23 and 31x17; cuFFT with 32-bit integral
+# words for the bright 257x256, 255 sum(T) >= p; 64-bit words for 259x257, w h 255^2 >= 2^32;
+# PARVIS_NO_NTT=1: cuFFT 32-bit for the small ones too). The CPU FFT makes one transform for all.
+KT="$T/t37x23.bmp $T/k257x256.bmp $T/t37x23.bmp $T/k259x257.bmp $T/k257x256.bmp $T/k259x257.bmp $T/t31x17.bmp"
+templates kinds-fft "$N" "$KT" --method fft
+like_seq kinds-fft "$N" $KT --method fft
+templates kinds-fft-top "$N" "$KT" --method fft --top 3
+like_seq kinds-fft-top "$N" $KT --method fft --top 3
 templates tpl-capsules "$DATA/capsules.bmp" "$DATA/capsule_template.bmp $DATA/capsule_empty_template.bmp" \
   --all --max-score 18000000 --min-distance 50 "${COLOR[@]}"
 templates tpl-capsules-top "$DATA/capsules.bmp" "$DATA/capsule_template.bmp $DATA/capsule_empty_template.bmp" \
@@ -200,6 +224,14 @@ files() {
 }
 files files-templates templates "t37x23 t64x64"
 files files-templates-rgb-fft templates "t37x23 t31x17 t64x64 t37x23" --method fft --top 3
+# The FFT maps (approximate away from the re-scored positions) bit for bit: each kind's shared
+# spectrum and integral image give exactly the single call's values. cuda-opt times its cuFFT
+# size once per process and source size (opt_fft_size.cu), so separate processes may pad to
+# different sizes and round differently: the sizes are fixed here (PARVIS_FFT_TUNE=0) for the
+# batch and the single calls alike.
+export PARVIS_FFT_TUNE=0
+files files-kinds-fft templates "t37x23 k257x256 k259x257 k257x256 t37x23 k259x257" --method fft --top 2
+unset PARVIS_FFT_TUNE
 files files-sources sources ""
 files files-templates-mask templates "t37x23 u37x23 v37x23" --mask "$T/ring37x23.pgm" --metric ncc
 files files-sources-mask sources "" --mask "$T/holes16.pgm" --metric sad

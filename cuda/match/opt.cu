@@ -15,6 +15,9 @@
 //                     capture / replay, the map round trip, the exact window score of a block;
 //   opt_ntt.cu        FFT method, exact: the NTT pipeline (N1-N4);
 //   opt_fft.cu        FFT method otherwise: cuFFT in double + exact re-scoring (steps 1-9);
+//   opt_fft_size.cu   cuFFT's padded size, timed once per source size;
+//   opt_source.cu/cuh a batch's source shared by its templates' matchers: the upload's buffer
+//                     and the source's transform (cuFFT spectrum + integral image, NTT rows);
 //   opt_direct.cu     direct method: direct_dp4a, and the generic exact map for large templates.
 // FFT method (SSD only; seed 000's pipeline, optimized):  SSD(x,y) = S2(x,y) - 2 C(x,y) + T2,
 // C from an exact NTT where every correlation value stays below its prime (opt_ntt.cu), else
@@ -42,6 +45,7 @@
 #include "match/mask.hpp"
 #include "match/mask_kernels.cuh"
 #include "match/opt_matcher.cuh"
+#include "match/opt_source.cuh"
 
 namespace parvis::match {
 
@@ -174,32 +178,17 @@ Status upload_host(Matcher& m, const Image& src, uint8_t* dst) {
                             size_t(src.height), m.stream, &m.upload_info);
 }
 
-// A batch's source (Params::source_cache, ./main match SOURCE T1 T2 ...): uploaded (and made
-// grey) once, by the first template's matcher, into a buffer kept for the batch; every
+// A batch's source (Params::source_cache, ./main match SOURCE T1 T2 ...; SharedSource in
+// opt_source.cuh): uploaded (and made grey) once, by the first template's matcher; every
 // template's matcher then copies it into its own d_src on the device (a copy of whole rows of
-// the same pitch: the bytes past W are zero in both). Identified by the host image it came from.
-struct SharedSource : SourceCache::State {
-  const uint8_t* pixels = nullptr;
-  int W = 0, H = 0, channels = 0;
-  size_t stride = 0, pitch = 0;
-  DeviceBuffer<uint8_t> d;
-  cudaEvent_t ready = nullptr;  // recorded after the upload, on the uploading matcher's stream
-  ~SharedSource() {
-    if (ready) cudaEventDestroy(ready);
-  }
-  bool same(const Image& host, int w, int h, size_t p) const {
-    return ready && pixels == host.pixels.data() && W == w && H == h &&
-           channels == host.channels && stride == host.stride && pitch == p;
-  }
-};
-
+// the same pitch: the bytes past W are zero in both).
 Status upload_shared(Matcher& m, const Image& host, SourceCache* cache) {
   auto* shared = dynamic_cast<SharedSource*>(cache->state.get());
   if (shared && shared->same(host, m.W, m.H, m.pitch)) {
     // Uploaded by an earlier template's matcher: its stream's upload first, then the copy.
     CUDA_CHECK(cudaStreamWaitEvent(m.stream, shared->ready, 0));
     m.upload_note = "the batch's source, copied on the device (uploaded by an earlier template)";
-    ++cache->reused;
+    ++cache->upload.reused;
   } else {
     cache->state.reset();  // another source's: its last reader has finished (runs are synchronous)
     std::unique_ptr<SharedSource> fresh(new SharedSource);
@@ -219,9 +208,8 @@ Status upload_shared(Matcher& m, const Image& host, SourceCache* cache) {
     fresh->pitch = m.pitch;
     shared = fresh.get();
     cache->state = std::move(fresh);
-    cache->what = "the source's upload";
     m.upload_note += ", kept on the device for the batch";
-    ++cache->made;
+    ++cache->upload.made;
   }
   CUDA_CHECK(cudaMemcpy2DAsync(m.d_src.get(), m.pitch, shared->d.get(), shared->pitch, m.pitch,
                                size_t(m.H), cudaMemcpyDeviceToDevice, m.stream));

@@ -28,11 +28,11 @@
 // Either sequence is one CUDA graph per source size.
 #include <algorithm>
 #include <cstdio>
-#include <map>
-#include <mutex>
+#include <functional>
 #include <utility>
 
 #include "match/opt_matcher.cuh"
+#include "match/opt_source.cuh"
 
 namespace parvis::match::opt {
 
@@ -55,16 +55,11 @@ constexpr int kCandidateCap = 4096;             // fused path; more -> the map p
 template <typename IT>
 __global__ __launch_bounds__(kRowThreads) void prepare_rows(const uint8_t* src, size_t pitch, int W,
                                                             int H, double* fft_in, int P,
-                                                            IT* row_scan, int ld, DeviceOut* out) {
+                                                            IT* row_scan, int ld) {
   constexpr int kWarps = kRowThreads / cuda::kWarp;
   __shared__ IT warp_total[kWarps];
   const int y = blockIdx.x, tid = threadIdx.x;
   const int lane = tid & (cuda::kWarp - 1), warp = tid / cuda::kWarp;
-  if (y == 0 && tid == 0 && out) {  // reset the run's record (stream order: before its users)
-    out->min_key = ~0ull;
-    out->count = 0;
-    out->done = 0;
-  }
   double* frow = fft_in + size_t(y) * P;
   if (y >= H) {  // padding rows of the FFT input
     for (int x = tid; x < P; x += kRowThreads) frow[x] = 0.0;
@@ -180,11 +175,20 @@ __global__ void conj_scale(double2* spec, size_t n, double scale) {
 }
 
 // ---- 5. mul_spectrum: source spectrum times the prepared (conjugated, scaled) template's ------
-__global__ void mul_spectrum(double2* spec, const double2* tpl_spec, size_t n) {
+// Out of place: a batch's shared source spectrum is only read (out is the matcher's own; a
+// single call passes its own spectrum as both). The first kernel of every graph shape, so it
+// also resets the run's record (stream order: before its users).
+__global__ void mul_spectrum(const double2* spec, const double2* tpl_spec, double2* out, size_t n,
+                             DeviceOut* rec) {
+  if (blockIdx.x == 0 && threadIdx.x == 0 && rec) {
+    rec->min_key = ~0ull;
+    rec->count = 0;
+    rec->done = 0;
+  }
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += size_t(gridDim.x) * blockDim.x) {
     const double2 a = spec[i], b = tpl_spec[i];
-    spec[i] = make_double2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+    out[i] = make_double2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
   }
 }
 
@@ -318,80 +322,6 @@ __global__ __launch_bounds__(kRescoreThreads) void rescore_select(
   }
 }
 
-// ---- FFT sizes: measured once per source size and process ---------------------------------------
-// cuFFT's speed depends on the factors of each length more than a simple model says (on an
-// H100, double 3840x2160 takes 490 us for a forward + inverse pair, 4096x2304 375 us; 1920x1080
-// 128 us, 2048x1152 81 us). So a few candidate sizes per dimension are timed (one forward +
-// inverse pair after a warm-up, best of two) and the fastest kept: the smallest 7-smooth length,
-// the smallest 2^a x {1, 3, 9}, the next power of two; pairs over 1.8x the smallest area are not
-// tried. PARVIS_FFT_TUNE=0 takes the smallest 7-smooth sizes without timing.
-std::vector<int> length_candidates(int n) {
-  std::vector<int> c{cuda::fft::good_size(n)};
-  int best23 = 0, pow2 = 1;
-  while (pow2 < n) pow2 *= 2;
-  for (int f : {1, 3, 9})
-    for (int64_t v = f; v < int64_t(4) * n + 16; v *= 2)
-      if (v >= n) {
-        if (!best23 || v < best23) best23 = int(v);
-        break;
-      }
-  for (int v : {best23, pow2})
-    if (std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
-  return c;
-}
-
-Status tune_fft_size(Matcher& m, int W, int H, int* P, int* Q) {
-  static std::mutex lock;
-  static std::map<std::pair<int, int>, std::pair<int, int>> cache;
-  std::lock_guard<std::mutex> guard(lock);
-  const auto key = std::make_pair(W, H);
-  if (auto it = cache.find(key); it != cache.end()) {
-    *P = it->second.first, *Q = it->second.second;
-    return Status::Ok();
-  }
-  *P = cuda::fft::good_size(W), *Q = cuda::fft::good_size(H);
-  const char* tune = std::getenv("PARVIS_FFT_TUNE");
-  std::vector<std::pair<int, int>> pairs;
-  const double min_area = double(*P) * *Q;
-  for (int p : length_candidates(W))
-    for (int q : length_candidates(H))
-      if (double(p) * q <= 1.8 * min_area) pairs.emplace_back(p, q);
-  if (pairs.size() > 1 && !(tune && std::strcmp(tune, "0") == 0)) {
-    size_t max_real = 0, max_spec = 0;
-    for (auto [p, q] : pairs) {
-      max_real = std::max(max_real, size_t(p) * q);
-      max_spec = std::max(max_spec, size_t(p / 2 + 1) * q);
-    }
-    DeviceBuffer<double> real;
-    DeviceBuffer<double2> spec;
-    PARVIS_TRY(real.alloc(max_real));
-    PARVIS_TRY(spec.alloc(max_spec));
-    CUDA_CHECK(cudaMemsetAsync(real.get(), 0, max_real * sizeof(double), m.stream));
-    float best_ms = 1e30f;
-    for (auto [p, q] : pairs) {
-      cuda::fft::Plan f, i;
-      PARVIS_TRY(f.make_2d(q, p, CUFFT_D2Z));
-      PARVIS_TRY(i.make_2d(q, p, CUFFT_Z2D));
-      CUFFT_CHECK(cufftSetStream(f.get(), m.stream));
-      CUFFT_CHECK(cufftSetStream(i.get(), m.stream));
-      float ms = 1e30f;
-      for (int rep = 0; rep < 3; ++rep) {
-        CUDA_CHECK(cudaEventRecord(m.ev[0], m.stream));
-        CUFFT_CHECK(cufftExecD2Z(f.get(), real.get(), spec.get()));
-        CUFFT_CHECK(cufftExecZ2D(i.get(), spec.get(), real.get()));
-        CUDA_CHECK(cudaEventRecord(m.ev[1], m.stream));
-        CUDA_CHECK(cudaEventSynchronize(m.ev[1]));
-        float t = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&t, m.ev[0], m.ev[1]));
-        if (rep > 0) ms = std::min(ms, t);  // rep 0 warms up
-      }
-      if (ms < best_ms) best_ms = ms, *P = p, *Q = q;
-    }
-  }
-  cache[key] = std::make_pair(*P, *Q);
-  return Status::Ok();
-}
-
 Status setup_fft(Matcher& m) {
   if (m.fft_ready) return Status::Ok();
   const int W = m.W, H = m.H;
@@ -403,8 +333,8 @@ Status setup_fft(Matcher& m) {
   PARVIS_TRY(m.d_real.alloc(n_real));
   PARVIS_TRY(m.d_spec.alloc(n_spec));
   PARVIS_TRY(m.d_tpl_spec.alloc(n_spec));
-  // u64 words for both widths (u32 use half of it).
-  PARVIS_TRY(m.d_ii.alloc(size_t(m.ld) * H));
+  // u64 words for both widths (u32 use half of it). The integral image itself is allocated by
+  // bind_fft_source, only where this matcher keeps its own (not a batch's shared one).
   PARVIS_TRY(m.d_tile_sums.alloc(size_t(m.ld) * tile_rows));
   const size_t map_blocks =
       size_t(div_up(m.map_w(), kMapBlockX)) * div_up(m.map_h(), kMapBlockY * kMapRows);
@@ -435,28 +365,36 @@ Status setup_fft(Matcher& m) {
 int rows_per_chunk(int w) { return std::max(1, 1024 / w); }
 
 // ---- the FFT pipeline (steps 1-7; with `fused`, 8-9 as well) ---------------------------------------
+// The source's part (steps 1-4: integral image, spectrum) runs unless a batch's matcher reads
+// them from the batch's shared slot (m.src_bind, opt_source.cuh); a maker writes them there.
 template <typename IT>
 Status enqueue_fft(Matcher& m, bool fused, double* map_out, cuda::StageTimer& st) {
   cudaStream_t s = m.stream;
   const int W = m.W, H = m.H, map_w = m.map_w(), map_h = m.map_h();
-  IT* ii = reinterpret_cast<IT*>(m.d_ii.get());
-  IT* tiles = reinterpret_cast<IT*>(m.d_tile_sums.get());
+  const SourceBinding& bind = m.src_bind;
+  const bool own = bind.role == SourceRole::Own;
+  IT* ii = reinterpret_cast<IT*>(own ? m.d_ii.get() : bind.slot->ii.get());
+  double2* src_spec = own ? m.d_spec.get() : bind.slot->spec.get();
   DeviceOut* out = m.d_out.get();
   PARVIS_TRY(st.mark("", "start"));
-  prepare_rows<IT><<<m.Q, kRowThreads, 0, s>>>(m.d_src.get(), m.pitch, W, H, m.d_real.get(), m.P,
-                                               ii, m.ld, out);
-  CUDA_CHECK_LAUNCH();
-  PARVIS_TRY(st.mark(kStageIntegralSource, "prepare_rows (+ FFT input)"));
-  const dim3 cgrid(div_up(W, kColTileW), div_up(H, kColTileH)), cblock(kColTileW, kColThreadsY);
-  col_tile_sums<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
-  CUDA_CHECK_LAUNCH();
-  col_scan_tiles<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
-  CUDA_CHECK_LAUNCH();
-  PARVIS_TRY(st.mark(kStageIntegralSource, "col_tile_sums + col_scan_tiles"));
-  CUFFT_CHECK(cufftExecD2Z(m.fwd.get(), m.d_real.get(), m.d_spec.get()));
-  PARVIS_TRY(st.mark(kStageCrossCorrelation, "cuFFT D2Z"));
+  if (bind.role != SourceRole::Read) {
+    prepare_rows<IT><<<m.Q, kRowThreads, 0, s>>>(m.d_src.get(), m.pitch, W, H, m.d_real.get(),
+                                                 m.P, ii, m.ld);
+    CUDA_CHECK_LAUNCH();
+    PARVIS_TRY(st.mark(kStageIntegralSource, "prepare_rows (+ FFT input)"));
+    IT* tiles = reinterpret_cast<IT*>(m.d_tile_sums.get());
+    const dim3 cgrid(div_up(W, kColTileW), div_up(H, kColTileH)), cblock(kColTileW, kColThreadsY);
+    col_tile_sums<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
+    CUDA_CHECK_LAUNCH();
+    col_scan_tiles<IT><<<cgrid, cblock, 0, s>>>(ii, m.ld, W, H, tiles);
+    CUDA_CHECK_LAUNCH();
+    PARVIS_TRY(st.mark(kStageIntegralSource, "col_tile_sums + col_scan_tiles"));
+    CUFFT_CHECK(cufftExecD2Z(m.fwd.get(), m.d_real.get(), src_spec));
+    PARVIS_TRY(st.mark(kStageCrossCorrelation, "cuFFT D2Z"));
+  }
   const size_t n_spec = size_t(m.P / 2 + 1) * m.Q;
-  mul_spectrum<<<m.num_sms * 8, 256, 0, s>>>(m.d_spec.get(), m.d_tpl_spec.get(), n_spec);
+  mul_spectrum<<<m.num_sms * 8, 256, 0, s>>>(src_spec, m.d_tpl_spec.get(), m.d_spec.get(), n_spec,
+                                             out);
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(st.mark(kStageCrossCorrelation, "mul_spectrum"));
   CUFFT_CHECK(cufftExecZ2D(m.inv.get(), m.d_spec.get(), m.d_real.get()));
@@ -487,6 +425,25 @@ Status enqueue_fft_any(Matcher& m, bool fused, double* map_out, cuda::StageTimer
                 : enqueue_fft<uint32_t>(m, fused, map_out, st);
 }
 
+// Before each enqueue, after the upload (opt_source.cuh): the batch's slot of this word width
+// and padded size, or the matcher's own integral image (allocated here, once per size).
+Status bind_fft_source(Matcher& m) {
+  const size_t n_ii = size_t(m.ld) * m.H;  // words of the integral image
+  SourceTransformSizes sizes;
+  sizes.spec = size_t(m.P / 2 + 1) * m.Q;
+  sizes.ii = m.wide ? n_ii : (n_ii + 1) / 2;  // in u64 words
+  PARVIS_TRY(bind_source_transform(m, m.wide ? kFft64 : kFft32, m.P, m.Q, sizes));
+  if (m.src_bind.role == SourceRole::Own) PARVIS_TRY(m.d_ii.alloc(n_ii));
+  return Status::Ok();
+}
+
+// One ungraphed enqueue of the pipeline, bound first; a maker's publishes the slot after it.
+Status bound_fft(Matcher& m, const std::function<Status()>& enqueue) {
+  PARVIS_TRY(bind_fft_source(m));
+  PARVIS_TRY(enqueue());
+  return source_transform_made(m);
+}
+
 // ---- FFT path --------------------------------------------------------------------------------------
 // The map path: top-K > 1, a wanted map, or too many near-ties for the fused path. The FFT map
 // comes back; the host finds the K-th smallest FFT score, lists every position within 2E of it,
@@ -498,8 +455,10 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   PARVIS_TRY(timed_upload(m, src, !uploaded));
   std::vector<double> approx;
   cuda::StageTimer untimed(false);
-  PARVIS_TRY(fetch_map(m, &approx, &res->timings,
-                       [&](double* map) { return enqueue_fft_any(m, false, map, untimed); }));
+  PARVIS_TRY(bound_fft(m, [&] {
+    return fetch_map(m, &approx, &res->timings,
+                     [&](double* map) { return enqueue_fft_any(m, false, map, untimed); });
+  }));
 
   const double t0 = now_ms();
   const size_t k = std::min<size_t>(size_t(m.params.top_k), n);
@@ -545,17 +504,24 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   std::string why_not;
   if (ntt_eligible(m, &why_not)) return run_ntt(m, src, res);
   res->explain.append("; no NTT: ").append(why_not);
+  m.src_bind.counted = false;  // this run's made / reused not counted yet
   PARVIS_TRY(setup_fft(m));
-  char note[64];  // appended without temporaries: a video's frames allocate nothing
-  std::snprintf(note, sizeof note, "; FFT size %dx%d (timed)", int(m.P), int(m.Q));
+  char note[96];  // appended without temporaries: a video's frames allocate nothing
+  std::snprintf(note, sizeof note, "; FFT size %dx%d (timed), %d-bit integral image words",
+                int(m.P), int(m.Q), m.wide ? 64 : 32);
   res->explain.append(note);
   if (m.params.top_k != 1 || m.params.want_map) return run_fft_map(m, src, res, false);
-  PARVIS_TRY(time_stages(m, src, res,
-                         [&](cuda::StageTimer& st) { return enqueue_fft_any(m, true, nullptr, st); }));
+  PARVIS_TRY(time_stages(m, src, res, [&](cuda::StageTimer& st) {
+    return bound_fft(m, [&] { return enqueue_fft_any(m, true, nullptr, st); });
+  }));
   PARVIS_TRY(timed_upload(m, src));
   cuda::StageTimer untimed(false);
+  // The graph of this binding: a reader's has no source nodes (opt_source.cuh).
+  PARVIS_TRY(bind_fft_source(m));
+  PARVIS_TRY(rebind_graph(m, &m.graph_fft, &m.graph_fft_bound));
   PARVIS_TRY(
       run_graph(m, &m.graph_fft, [&] { return enqueue_fft_any(m, true, nullptr, untimed); }));
+  PARVIS_TRY(source_transform_made(m));
   DeviceOut o;
   PARVIS_TRY(fetch_result(m, &res->timings, &o));
   if (o.count > unsigned(kCandidateCap) || o.count == 0) {

@@ -94,6 +94,23 @@ inline Status alloc_host(std::vector<T>* v, size_t n, const char* what = "scores
   return Status::Ok();
 }
 
+// A batch's source transform (opt_source.cuh) for one enqueue of an FFT pipeline: whether it
+// computes its own as a single call does, makes the batch's shared one, or reads it.
+enum class SourceRole { Own, Make, Read };
+struct SourceTransform;
+struct SourceBinding {
+  SourceRole role = SourceRole::Own;
+  SourceTransform* slot = nullptr;  // Make / Read: the batch's slot
+  bool counted = false;             // this run is counted as made or reused (once per run)
+};
+// What a captured graph baked in of its binding (the role and the shared buffers it reads).
+struct GraphBinding {
+  SourceRole role = SourceRole::Own;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  bool operator==(const GraphBinding& o) const { return role == o.role && a == o.a && b == o.b; }
+};
+
 }  // namespace opt
 
 // The prepared matcher: template data once, and per source size the buffers, cuFFT plans, the
@@ -163,6 +180,10 @@ struct Matcher {
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   bool graphs_disabled = false;
+  // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT
+  // graph was captured for (maker and reader graphs differ: a reader's has no source nodes).
+  opt::SourceBinding src_bind;
+  opt::GraphBinding graph_fft_bound, graph_ntt_bound;
 
   ~Matcher() {
     drop_graphs();
@@ -206,6 +227,8 @@ bool ntt_eligible(const Matcher& m, std::string* why_not);
 Status run_ntt(Matcher& m, const Image& src, Result* res);
 // opt_fft.cu (runs the NTT pipeline where ntt_eligible())
 Status run_fft(Matcher& m, const Image& src, Result* res);
+// opt_fft_size.cu: cuFFT's padded size P x Q for a W x H source (timed once per size and process)
+Status tune_fft_size(Matcher& m, int W, int H, int* P, int* Q);
 
 // Seed 000's stage table, when asked (Params::stage_times): one extra, ungraphed run of
 // enqueue(timer) with events between the stages, before the timed run.

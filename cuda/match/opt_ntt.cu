@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "match/opt_matcher.cuh"
+#include "match/opt_source.cuh"
 
 namespace parvis::match::opt {
 
@@ -71,13 +72,12 @@ __global__ __launch_bounds__(kVsumThreads) void window_col_sums(const uint8_t* s
 }
 
 // N2. ntt_rows_forward: one block per row y < rows: the u8 row, zero-padded to P, transformed
-// in shared memory, stored as P words (digit-reversed order). Also resets the run's record.
+// in shared memory, stored as P words (digit-reversed order).
 __global__ __launch_bounds__(kNttThreads) void ntt_rows_forward(const uint8_t* src, size_t pitch,
                                                                 int W, ntt::Plan plan,
-                                                                uint32_t* out, DeviceOut* rec) {
+                                                                uint32_t* out) {
   extern __shared__ uint32_t s_row[];
   const int y = blockIdx.x, P = plan.n;
-  if (y == 0 && threadIdx.x == 0 && rec) rec->min_key = ~0ull, rec->done = 0;
   const uint8_t* srow = src + size_t(y) * pitch;
   for (int x = threadIdx.x; x < P; x += kNttThreads) s_row[x] = x < W ? srow[x] : 0u;
   ntt::ntt_shared<false>(s_row, 1, plan, threadIdx.x, kNttThreads);
@@ -86,22 +86,27 @@ __global__ __launch_bounds__(kNttThreads) void ntt_rows_forward(const uint8_t* s
 }
 
 // N3. ntt_columns: 2^cb_log2 adjacent columns per block (their words are contiguous in every
-// row, so loads are 32-byte segments), rows_in rows read (the rest are zero), forward transform
-// down each column in shared memory; then either
+// row, so loads are 32-byte segments), rows_in rows of `in` read (the rest are zero), forward
+// transform down each column in shared memory; then either
 //   tpl_spec == nullptr (the template, once): times `scale` (= 2^32 / (P Q) mod p: Montgomery
 //                        form with the inverse transform's 1/(P Q) folded in) into spec_out;
 //   otherwise (the source): times the template's spectrum, inverse transform down the column,
-//                        rows < rows_out written back in place.
-__global__ __launch_bounds__(kNttColThreads) void ntt_columns(uint32_t* data, int P, int rows_in,
-                                                           int rows_out, ntt::Plan plan,
-                                                           int cb_log2, const uint32_t* tpl_spec,
-                                                           ntt::Const scale, uint32_t* spec_out) {
+//                        rows < rows_out written to `data` (in place where in == data; a batch's
+//                        shared row transforms are only read: opt_source.cuh). The first kernel
+//                        of every graph shape, so it also resets the run's record `rec`.
+__global__ __launch_bounds__(kNttColThreads) void ntt_columns(const uint32_t* in, uint32_t* data,
+                                                           int P, int rows_in, int rows_out,
+                                                           ntt::Plan plan, int cb_log2,
+                                                           const uint32_t* tpl_spec,
+                                                           ntt::Const scale, uint32_t* spec_out,
+                                                           DeviceOut* rec) {
   extern __shared__ uint32_t s_cols[];
   const int Q = plan.n, cb = 1 << cb_log2, f0 = blockIdx.x * cb;
   const int n = Q << cb_log2;
+  if (blockIdx.x == 0 && threadIdx.x == 0 && rec) rec->min_key = ~0ull, rec->done = 0;
   for (int i = threadIdx.x; i < n; i += kNttColThreads) {
     const int g = i >> cb_log2, col = f0 + (i & (cb - 1));
-    s_cols[i] = (g < rows_in && col < P) ? data[size_t(g) * P + col] : 0u;
+    s_cols[i] = (g < rows_in && col < P) ? in[size_t(g) * P + col] : 0u;
   }
   const int c = threadIdx.x & (cb - 1), lane = threadIdx.x >> cb_log2;
   const int lanes = kNttColThreads >> cb_log2;
@@ -247,11 +252,11 @@ Status setup_ntt(Matcher& m) {
                              cudaMemcpyHostToDevice, m.stream));
   const ntt::Const scale = ntt::spectrum_scale(P, Q);
   ntt_rows_forward<<<Q, kNttThreads, ntt_row_smem(P), m.stream>>>(
-      d_flipped.get(), size_t(P), P, m.row_plan, m.d_ntt_rows.get(), nullptr);
+      d_flipped.get(), size_t(P), P, m.row_plan, m.d_ntt_rows.get());
   CUDA_CHECK_LAUNCH();
   ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttColThreads, ntt_col_smem(Q, m.cb_log2),
-                m.stream>>>(m.d_ntt_rows.get(), P, Q, Q, m.col_plan, m.cb_log2, nullptr, scale,
-                            m.d_ntt_spec.get());
+                m.stream>>>(m.d_ntt_rows.get(), m.d_ntt_rows.get(), P, Q, Q, m.col_plan,
+                            m.cb_log2, nullptr, scale, m.d_ntt_spec.get(), nullptr);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(m.stream));
   m.ntt_ready = true;
@@ -261,6 +266,8 @@ Status setup_ntt(Matcher& m) {
 // N1-N4 on the uploaded source; the record's min_key ends as the best (score << 32 | index).
 // N1 (memory-bound) runs on a side branch beside N2-N3 (issue-bound) and joins before N4; with
 // stage times on, everything runs in one stream so that the marks time one kernel each.
+// N2 runs unless a batch's matcher reads the source's row transforms from the batch's shared
+// slot (m.src_bind, opt_source.cuh; a maker writes them there); N3 reads them either way.
 Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
   cudaStream_t s = m.stream;
   const bool branch = !st.enabled();
@@ -277,13 +284,17 @@ Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
   CUDA_CHECK_LAUNCH();
   if (branch) CUDA_CHECK(cudaEventRecord(m.join, sv));
   PARVIS_TRY(st.mark(kStageIntegralSource, "window_col_sums (sums of I^2 down h rows)"));
-  ntt_rows_forward<<<H, kNttThreads, ntt_row_smem(P), s>>>(m.d_src.get(), m.pitch, W, m.row_plan,
-                                                           m.d_ntt_rows.get(), m.d_out.get());
-  CUDA_CHECK_LAUNCH();
-  PARVIS_TRY(st.mark(kStageCrossCorrelation, "ntt_rows_forward"));
+  const SourceBinding& bind = m.src_bind;
+  uint32_t* rows = bind.role == SourceRole::Own ? m.d_ntt_rows.get() : bind.slot->rows.get();
+  if (bind.role != SourceRole::Read) {
+    ntt_rows_forward<<<H, kNttThreads, ntt_row_smem(P), s>>>(m.d_src.get(), m.pitch, W,
+                                                             m.row_plan, rows);
+    CUDA_CHECK_LAUNCH();
+    PARVIS_TRY(st.mark(kStageCrossCorrelation, "ntt_rows_forward"));
+  }
   ntt_columns<<<div_up(P, size_t(1) << m.cb_log2), kNttColThreads, ntt_col_smem(Q, m.cb_log2), s>>>(
-      m.d_ntt_rows.get(), P, H, map_h, m.col_plan, m.cb_log2, m.d_ntt_spec.get(), ntt::Const{},
-      nullptr);
+      rows, m.d_ntt_rows.get(), P, H, map_h, m.col_plan, m.cb_log2, m.d_ntt_spec.get(),
+      ntt::Const{}, nullptr, m.d_out.get());
   CUDA_CHECK_LAUNCH();
   PARVIS_TRY(st.mark(kStageCrossCorrelation, "ntt_columns (forward, x spectrum, inverse)"));
   if (branch) CUDA_CHECK(cudaStreamWaitEvent(s, m.join, 0));
@@ -295,10 +306,19 @@ Status enqueue_ntt(Matcher& m, uint32_t* map_out, cuda::StageTimer& st) {
   return Status::Ok();
 }
 
+// Before each enqueue, after the upload (opt_source.cuh): the batch's slot of the source's row
+// transforms at this padded size, or the matcher's own buffer.
+Status bind_ntt_source(Matcher& m) {
+  SourceTransformSizes sizes;
+  sizes.rows = size_t(m.row_plan.n) * m.H;
+  return bind_source_transform(m, kNttRows, m.row_plan.n, m.col_plan.n, sizes);
+}
+
 }  // namespace
 
 // ---- NTT path (the exact FFT method) -------------------------------------------------------------
 Status run_ntt(Matcher& m, const Image& src, Result* res) {
+  m.src_bind.counted = false;  // this run's made / reused not counted yet
   PARVIS_TRY(setup_ntt(m));
   char note[96];  // appended without temporaries: a video's frames allocate nothing
   std::snprintf(note, sizeof note, "; exact NTT modulo p = 15*2^27+1, size %dx%d", int(m.row_plan.n),
@@ -306,16 +326,24 @@ Status run_ntt(Matcher& m, const Image& src, Result* res) {
   res->explain.append(note);
   const bool fused = m.params.top_k == 1 && !m.params.want_map;
   if (fused)
-    PARVIS_TRY(time_stages(m, src, res,
-                           [&](cuda::StageTimer& st) { return enqueue_ntt(m, nullptr, st); }));
+    PARVIS_TRY(time_stages(m, src, res, [&](cuda::StageTimer& st) {
+      PARVIS_TRY(bind_ntt_source(m));
+      PARVIS_TRY(enqueue_ntt(m, nullptr, st));
+      return source_transform_made(m);
+    }));
   PARVIS_TRY(timed_upload(m, src));
   cuda::StageTimer untimed(false);
-  if (fused)
+  PARVIS_TRY(bind_ntt_source(m));
+  if (fused) {
+    // The graph of this binding: a reader's has no N2 nodes (opt_source.cuh).
+    PARVIS_TRY(rebind_graph(m, &m.graph_ntt, &m.graph_ntt_bound));
     PARVIS_TRY(finish_fused_key(m, &m.graph_ntt, res,
                                 [&] { return enqueue_ntt(m, nullptr, untimed); }));
-  else
+  } else {
     PARVIS_TRY(
         finish_u32_map(m, res, [&](uint32_t* map) { return enqueue_ntt(m, map, untimed); }));
+  }
+  PARVIS_TRY(source_transform_made(m));
   res->method_used = Method::FFT;
   return Status::Ok();
 }

@@ -7,7 +7,7 @@
 // item_output), so its answer is the single call's, bit for bit, on every version. What a
 // batch saves: the source is read, made grey and (FFT) transformed once for every template
 // (match::SourceCache through Params::source_cache: the CPU FFT keeps the source's spectrum,
-// cuda-opt the grey source on the device, uploaded once; a version that keeps nothing computes
+// cuda-opt the grey source on the device, uploaded once, and its FFT transform; a version that keeps nothing computes
 // each item as a single call); the template is read, made grey and
 // prepared once per source size (a small cache of matchers keyed by the source's size, as a
 // video reuses one matcher for its frames). Outputs are all-or-nothing: the first item that
@@ -193,7 +193,8 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     if (!s.ok()) return report_failure(s);
     // What a version keeps of the source for the next templates (match::SourceCache): the CPU
     // FFT its transform (reused by every later template of the same padded size), cuda-opt the
-    // grey source on the device (uploaded once, copied on the device for each template).
+    // grey source on the device (uploaded once, copied on the device for each template) and
+    // its FFT pipelines' transform of it (per kind and padded size).
     match::SourceCache cache;
     match::Params params = req.params;
     params.source_cache = &cache;
@@ -207,11 +208,14 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       match::MatcherPtr matcher;
       s = match::matcher_create(gray_tpls[i], params, &matcher);
       if (s.ok()) {
-        const int made = cache.made, reused = cache.reused;
+        const match::SourceCache::Tally before[2] = {cache.upload, cache.transform};
         s = about(item.template_path,
                   match_cli::run_item(req, src, gray_tpls[i], matcher.get(), &item));
-        if (s.ok() && cache.made > made) item.res.explain += std::string("; batch: ") + cache.what + " made (kept for the next templates)";
-        else if (s.ok() && cache.reused > reused) item.res.explain += std::string("; batch: ") + cache.what + " reused";
+        for (int k = 0; k < 2 && s.ok(); ++k) {
+          const match::SourceCache::Tally& now = k == 0 ? cache.upload : cache.transform;
+          if (now.made > before[k].made) item.res.explain += std::string("; batch: ") + now.what + " made (kept for the next templates)";
+          else if (now.reused > before[k].reused) item.res.explain += std::string("; batch: ") + now.what + " reused";
+        }
       }
       if (s.ok()) s = map_file(req, &item, i, n, &files);
       groups[i] = match_cli::outlined(req, item);

@@ -587,7 +587,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     shared->l2sq = sum_l2sq;
     shared->ready = true;
   }
-  if (shared) ++(shared_ready ? p->source_cache->reused : p->source_cache->made);
+  if (shared) ++(shared_ready ? p->source_cache->transform.reused : p->source_cache->transform.made);
   p->tpl_spec_ready = false;  // its memory takes the map now
   PROF_T(t3);
 

@@ -28,10 +28,15 @@ struct SourceCache {
     virtual ~State() = default;
   };
   std::unique_ptr<State> state;
-  int made = 0, reused = 0;  // runs that made / reused the state (--explain, bench)
-  // What the state is, for --explain ("the source's transform" on the CPU FFT, "the source's
-  // upload" on cuda-opt: the grey source on the device, copied there for every template).
-  const char* what = "the source's transform";
+  // Runs that made / reused what the state keeps (--explain: "batch: WHAT made (kept for the
+  // next templates)" or "batch: WHAT reused"; bench): the source's upload (cuda-opt: the grey
+  // source on the device, copied there for every template) and the source's transform (the CPU
+  // FFT's 2-D spectrum; cuda-opt's cuFFT spectrum and integral image, or its NTT row transforms).
+  struct Tally {
+    const char* what;
+    int made = 0, reused = 0;
+  };
+  Tally upload{"the source's upload"}, transform{"the source's transform"};
 };
 
 struct Params {

@@ -12,7 +12,12 @@
 #      and on the upload cases (single RGB calls) under host;
 #   3. three batch contracts at once on the GPU (the concurrent load under which batch items
 #      once came out wrong: docs/DESIGN.md "Known problem");
-#   4. the timing lines of one RGB call both ways and of a batch (upload, device copies).
+#   4. --explain: the source's upload and transform made once, then reused (per FFT kind: a
+#      batch of NTT, cuFFT 32-bit and 64-bit templates, also with PARVIS_NO_NTT=1 and under
+#      memcheck), and the timing lines of one RGB call both ways and of a batch.
+# The batch contract (tests/match_batch.sh, the setup line of match_batch.cases) runs under every
+# gpu_test below, so with PARVIS_NO_NTT=1 too: there its batches of every FFT kind equal the
+# single calls and seq on cuFFT alone.
 set -u
 LOG=$1
 . tests/gpu/lib.sh
@@ -24,6 +29,8 @@ pids=()
 gpu_sanitize memcheck cuda-opt matchbatch gray-device & pids+=($!)
 PARVIS_GRAY=host gpu_sanitize memcheck cuda-opt matchbatch gray-host & pids+=($!)
 PARVIS_GRAY=host gpu_sanitize memcheck cuda-opt matchupload gray-host & pids+=($!)
+# The cuFFT slot of 32-bit words, made and read (by default those templates take the NTT).
+PARVIS_NO_NTT=1 gpu_sanitize memcheck cuda-opt matchbatch-tpl-fft no-ntt & pids+=($!)
 wait "${pids[@]}"
 pids=()
 for k in 1 2 3; do
@@ -63,6 +70,45 @@ done
   "$CUDA_OPT" match $D/noise_1027x769_gray.pgm $D/noise_31x17.bmp $D/noise_31x17.bmp --method direct --explain >"$o/gbatch.out" 2>"$o/gbatch.err"
   say "grey batch (direct): upload made, then reused" \
     '[ "$(grep -c "upload made" "$o/gbatch.out")" = 1 ] && [ "$(grep -c "upload reused" "$o/gbatch.out")" = 1 ]'
+  say "grey batch (direct): no source transform (none is made for the direct method)" \
+    '! grep -q "transform" "$o/gbatch.out"'
+  # The source's transform per FFT kind (cuda/match/opt_source.cuh): templates 37x23 and 31x17
+  # take the exact NTT, the bright 257x256 cuFFT with 32-bit integral words (255 sum(T) >= p:
+  # no NTT), 259x257 cuFFT with 64-bit words (w h 255^2 >= 2^32), each kind's transform made by its first
+  # template and reused by the later ones, after the other kinds'. PARVIS_NO_NTT=1: cuFFT only,
+  # the small templates in the 32-bit kind.
+  K=$o/kinds; mkdir -p "$K"
+  GENX=${GEN:-bin/parvis-gen}
+  "$GENX" crop $D/noise_1027x769.bmp 300 200 401 299 "$K/n.bmp" && "$GENX" crop "$K/n.bmp" 101 57 37 23 "$K/t37.bmp" &&
+    "$GENX" crop "$K/n.bmp" 300 200 31 17 "$K/t31.bmp" && "$GENX" crop "$K/n.bmp" 17 21 257 256 "$K/k257.bmp" &&
+    "$GENX" crop "$K/n.bmp" 130 40 259 257 "$K/k259.bmp" >/dev/null
+  KB=("$K/n.bmp" "$K/t37.bmp" "$K/k257.bmp" "$K/t37.bmp" "$K/k259.bmp" "$K/k257.bmp" "$K/k259.bmp" "$K/t31.bmp")
+  transform_said() { grep '^method:' "$1" | sed -n "s/.*; batch: the source's transform \(made\|reused\).*/\1/p" | tr '\n' ' '; }
+  method_line() { grep '^method:' "$1" | sed -n "${2}p"; }
+  kinds_are() {  # FILE NTT_ITEMS: those items the NTT, 2 and 5 cuFFT 32-bit, 4 and 6 64-bit
+    local i; for i in $2; do method_line "$1" "$i" | grep -q "exact NTT" || return 1; done
+    for i in 2 5; do method_line "$1" $i | grep -q "32-bit integral image words" || return 1; done
+    for i in 4 6; do method_line "$1" $i | grep -q "64-bit integral image words" || return 1; done
+  }
+  for top in 1 3; do
+    "$CUDA_OPT" match "${KB[@]}" --method fft --top $top --explain >"$o/kinds$top.out" 2>"$o/kinds$top.err"
+    say "kinds batch --top $top: transform made, made, reused, made, reused, reused, reused ($(transform_said "$o/kinds$top.out"))" \
+      '[ "$(transform_said "$o/kinds$top.out")" = "made made reused made reused reused reused " ]'
+    say "kinds batch --top $top: items 1 3 7 NTT, 2 and 5 cuFFT 32-bit, 4 and 6 64-bit" 'kinds_are "$o/kinds$top.out" "1 3 7"'
+    PARVIS_NO_NTT=1 "$CUDA_OPT" match "${KB[@]}" --method fft --top $top --explain >"$o/kinds-nontt$top.out" 2>"$o/kinds-nontt$top.err"
+    say "kinds batch --top $top, PARVIS_NO_NTT=1: made, reused, reused, made, reused, reused, reused ($(transform_said "$o/kinds-nontt$top.out"))" \
+      '[ "$(transform_said "$o/kinds-nontt$top.out")" = "made reused reused made reused reused reused " ]'
+    same=0; cmp -s <(grep -v "^method" "$o/kinds$top.out") <(grep -v "^method" "$o/kinds-nontt$top.out") || same=1
+    say "kinds batch --top $top: the same answers with and without the NTT" '[ $same = 0 ] && [ -s "$o/kinds$top.out" ]'
+  done
+  "$CUDA_OPT" match "$K/n.bmp" "$K/k257.bmp" --method fft --explain >"$o/kinds-single.out" 2>&1
+  say "a single call: no batch note" '[ -s "$o/kinds-single.out" ] && ! grep -q "batch:" "$o/kinds-single.out"'
+  # The maker's and readers' graphs under memcheck (every kind, fused and map paths).
+  for top in 1 3; do
+    rc=0; tests/sanitize.sh memcheck "$o/cs-kinds" "$CUDA_OPT" match "${KB[@]}" --method fft --top $top >"$o/kinds-cs$top.out" 2>"$o/kinds-cs$top.err" || rc=$?
+    same=0; cmp -s <(grep -v "^method" "$o/kinds$top.out") "$o/kinds-cs$top.out" || same=1
+    say "kinds batch --top $top under memcheck: exit 0, no report, the same answers (rc $rc)" '[ $rc = 0 ] && [ $same = 0 ]'
+  done
   echo "$p passed, $f failed, 0 skipped"
 } >"$LOG/test-matchbatch-explain.log" 2>&1
 echo "test-matchbatch-explain: $(tail -n1 "$LOG/test-matchbatch-explain.log")"
@@ -75,3 +121,6 @@ for g in device host; do
 done
 bin/cuda-opt match build/testdata/capsules_720p.bmp build/testdata/capsules_720p_template.bmp images/capsule_template.bmp \
   build/testdata/capsules_720p_template.bmp --method fft --explain 2>&1 | grep -E '^method|^time match:' | sed 's/^/batch: /'
+# The FFT kinds batch's timing lines (items 1-7: NTT made, cuFFT 32 made, NTT reused, cuFFT 64
+# made, then readers): the compute of a reader against its kind's maker is what sharing saves.
+grep -E '^time match:' build/test-matchbatch-explain/kinds1.err | sed 's/^/kinds batch: /'

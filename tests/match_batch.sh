@@ -223,13 +223,14 @@ files() {
   pass "$name ($i items)"
 }
 files files-templates templates "t37x23 t64x64"
+# cuda-opt times its cuFFT size once per process and source size (opt_fft_size.cu), so separate
+# processes may pad to different sizes and round the maps differently: the sizes are fixed
+# (PARVIS_FFT_TUNE=0) for the batch and the single calls alike wherever cuFFT may run (with
+# PARVIS_NO_NTT=1 the small templates take it too).
+export PARVIS_FFT_TUNE=0
 files files-templates-rgb-fft templates "t37x23 t31x17 t64x64 t37x23" --method fft --top 3
 # The FFT maps (approximate away from the re-scored positions) bit for bit: each kind's shared
-# spectrum and integral image give exactly the single call's values. cuda-opt times its cuFFT
-# size once per process and source size (opt_fft_size.cu), so separate processes may pad to
-# different sizes and round differently: the sizes are fixed here (PARVIS_FFT_TUNE=0) for the
-# batch and the single calls alike.
-export PARVIS_FFT_TUNE=0
+# spectrum and integral image give exactly the single call's values.
 files files-kinds-fft templates "t37x23 k257x256 k259x257 k257x256 t37x23 k259x257" --method fft --top 2
 unset PARVIS_FFT_TUNE
 files files-sources sources ""

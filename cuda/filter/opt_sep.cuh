@@ -509,17 +509,21 @@ inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows
 // launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
 // PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
 // should not evict the prefetched rows). False and why on a bad value.
+// An integer switch of sep's from the environment: *v is left as it is when `name` is unset or
+// empty; false (and why) on a value that is not an integer in lo..hi.
+inline bool sep_env_int(const char* name, int lo, int hi, int* v, std::string* why) {
+  const char* e = std::getenv(name);
+  if (e == nullptr || *e == 0) return true;
+  char* end = nullptr;
+  const long n = std::strtol(e, &end, 10);
+  if (*end != 0 || n < lo || n > hi)
+    return *why = std::string(name) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + e + "'", false;
+  *v = int(n);
+  return true;
+}
+
 inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::string* why) {
-  auto num = [](const char* name, int lo, int hi, int* v, std::string* err) {
-    const char* e = std::getenv(name);
-    if (e == nullptr || *e == 0) return true;
-    char* end = nullptr;
-    const long n = std::strtol(e, &end, 10);
-    if (*end != 0 || n < lo || n > hi)
-      return *err = std::string(name) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + e + "'", false;
-    *v = int(n);
-    return true;
-  };
+  const auto num = sep_env_int;
   // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
   // both take them; the environment still overrides).
   // Measured (H100, 2026-11-24, bench/filter_sep_experiments.sh): one more block a SM with one row

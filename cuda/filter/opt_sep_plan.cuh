@@ -53,11 +53,10 @@ Status with_sep_kernel(const Geometry& g, const SepPlan& s, Visit visit) {  // f
 // The kernel and its switches from the environment, for a device of compute capability `major`
 // (a usage error on a bad value or a combination that is not compiled).
 inline Status sep_plan_switches(int major, SepPlan* s) {
-  std::string sep_why;
-  if (const char* e = std::getenv("PARVIS_FILTER_SEP_PF")) s->pf = std::atoi(e);
-  if (s->pf != 1 && s->pf != 2 && s->pf != 4)
-    return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
-  if (!sep_experiments(&s->params, &s->tight, &s->lane, &sep_why)) return Status::usage(sep_why);
+  std::string why;
+  if (!sep_env_int("PARVIS_FILTER_SEP_PF", 1, 4, &s->pf, &why)) return Status::usage(why);
+  if (s->pf == 3) return Status::usage("PARVIS_FILTER_SEP_PF must be 1, 2 or 4");
+  if (!sep_experiments(&s->params, &s->tight, &s->lane, &why)) return Status::usage(why);
   if (s->pf != 2 && (s->tight ? s->pf == 4 || s->lane == 8 : s->pf == 1 && s->lane == 8))
     return Status::usage("sep compiles PF 1|2|4, MINB=1 with PF 1|2, LANE=8 with PF 2|4, both with PF 2");
   // The cp.async kernel (opt_sep_async.cuh) from 8.0 on, unless a switch of the register
@@ -66,18 +65,10 @@ inline Status sep_plan_switches(int major, SepPlan* s) {
   for (const char* v : {"PF", "MINB", "LANE", "L2PF", "L1PF", "BULKPF"})
     if (const char* e = std::getenv(("PARVIS_FILTER_SEP_" + std::string(v)).c_str()); e && *e) reg_switch = true;
   int async = major >= 8 && !reg_switch ? 1 : 0, stages = 4;
-  const char* ea = std::getenv("PARVIS_FILTER_SEP_ASYNC");
-  const char* es = std::getenv("PARVIS_FILTER_SEP_STAGES");
-  if (ea && *ea) {
-    if (std::string(ea) != "0" && std::string(ea) != "1")
-      return Status::usage("PARVIS_FILTER_SEP_ASYNC must be 0 or 1, not '" + std::string(ea) + "'");
-    async = *ea - '0';
-  }
-  if (es && *es) {
-    if (std::string(es) != "3" && std::string(es) != "4" && std::string(es) != "6")
-      return Status::usage("PARVIS_FILTER_SEP_STAGES must be 3, 4 or 6, not '" + std::string(es) + "'");
-    stages = *es - '0';
-  }
+  if (!sep_env_int("PARVIS_FILTER_SEP_ASYNC", 0, 1, &async, &why) ||
+      !sep_env_int("PARVIS_FILTER_SEP_STAGES", 3, 6, &stages, &why))
+    return Status::usage(why);
+  if (stages == 5) return Status::usage("PARVIS_FILTER_SEP_STAGES must be 3, 4 or 6 (the compiled slot counts)");
   if (async == 1 && major < 8) return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 needs compute capability 8.0 (cp.async)");
   if (async == 1 && (s->lane != 16 || s->params.ahead > 0))
     return Status::usage("PARVIS_FILTER_SEP_ASYNC=1 takes 16 bytes a lane and no prefetch (set it to 0 for those)");
@@ -106,11 +97,8 @@ Status sep_plan_grid(const Geometry& g, int threads, int dev, SepPlan* s) {
     return Status::Ok();
   }));
   if (per_sm < 1) return Status::runtime("filter sep: no block of " + std::to_string(threads) + " threads fits a SM");
-  if (const char* e = std::getenv("PARVIS_FILTER_SEP_ROWS"); e && *e) {
-    rows = std::atoi(e);
-    if (rows < 1 || rows > 65536)
-      return Status::usage("PARVIS_FILTER_SEP_ROWS must be 1..65536, not '" + std::string(e) + "'");
-  }
+  std::string why;
+  if (!sep_env_int("PARVIS_FILTER_SEP_ROWS", 1, 65536, &rows, &why)) return Status::usage(why);
   if (rows == 0 && s->stages > 0 && g.size == 3) rows = 8;
   sep_grid(g, std::max(1LL, (long long)per_sm * sms * (threads / 32)), rows, &s->params, s->lane);
   return Status::Ok();

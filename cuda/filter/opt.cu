@@ -48,14 +48,14 @@
 // rows 16-byte aligned (pitch), so every word load is aligned; outputs are stored as whole words,
 // the bytes past the row end falling in the pitch padding, which is never copied back.
 //
-// 4. convolve_sep<K, C, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): kernels that are a separable
+// 4. convolve_sep<K, C, F, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): kernels that are a separable
 //    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
 //    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
 //    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
 //    (it is: H100, zero border, 8K RGB gaussian 5x5 120 us vs 148 for MMA, 3x3 92 vs 124, 4K 5x5
 //    40 vs 67, unsharp 5x5 151 vs 224, with one block more a SM and one row ahead; bench/README.md
 //    "Convolution filters", GPU). On compute capability >= 8.0 the same arithmetic runs as
-//    convolve_sep_async<K, C, NS> (opt_sep_async.cuh): the source rows staged in shared memory by
+//    convolve_sep_async<K, C, F, NS> (opt_sep_async.cuh): the source rows staged in shared memory by
 //    cp.async, NS - 1 rows in flight a warp without registers (PARVIS_FILTER_SEP_ASYNC=0: the
 //    register kernel; PARVIS_FILTER_SEP_STAGES=3|4|6: NS): H100, 8K RGB gaussian 5x5 93-96 us,
 //    3x3 85-87, 4K 5x5 29.6-30.8 (opt_sep_plan.cuh picks the kernel and its strips).
@@ -233,7 +233,7 @@ std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "sme
 
 // Whether "auto" takes the separable kernel (opt_sep.cuh) where it applies, as "sep" does: the
 // one line to change once the H100 has measured it (bench/filter_variants.sh auto sep); and
-// whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: per-byte finish).
+// whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: finish CentreMul).
 constexpr bool kSepByDefault = true, kSepPerByteByDefault = true;
 
 enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct, Sep };
@@ -395,7 +395,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
   if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
       sep_params(kernel, border, channels, f->divider, &f->sep.params, &sep_why) &&
-      (name == "sep" || kSepPerByteByDefault || !f->sep.params.per_byte)) {
+      (name == "sep" || kSepPerByteByDefault || !f->sep.params.centre_px())) {
     f->path = OptPath::Sep;
     PARVIS_TRY(sep_plan_switches(major, &f->sep));
   }

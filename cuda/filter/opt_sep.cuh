@@ -22,15 +22,11 @@
 // every partial sum stays below 2^16 (no carry between the 16-bit lanes): the host takes this
 // path only when sum(row) sum(col) 255 + half < 2^16 (gaussian 5x5: 16 16 255 + 128 = 65408).
 // The 2-D sum is sum_ky sum_kx col[ky] row[kx] px = sum tap px, the same integer as seq's.
-// Finish: the rounding half added packed; a power-of-two divisor 2^s whose quotients cannot pass
-// 255 (sum(taps) 255 + half < 256 d, d <= 256: gaussian, identity) has its vertical taps and half
-// scaled by 2^(8 - s) on the host (the sums stay below 2^16 by the same bound), so every quotient
-// is the high byte of its 16-bit lane and one PRMT packs four output bytes; anything else (box: 9,
-// 25) takes the magic-number multiply of DeviceDivider per byte. With a
-// centre tap or a negative sign (per_byte), each byte's sum centre px + sign G is formed in int32
-// (G < 2^16 from the packed lanes, px reloaded from the row, an L1 hit: loaded R rows earlier)
-// and finished by DeviceDivider's clamps and magic: ~10 more instructions per byte.
-//
+// Finish (SepFinish): the rounding half added packed; a power-of-two divisor has its vertical taps
+// and half scaled to 256, so each quotient is the high byte of its 16-bit lane and one PRMT packs
+// four output bytes; another divisor (box: 9, 25) takes byte 3 of one 32-bit product per byte;
+// a centre tap that is a multiple of the divisor (unsharp, edge 3x3) is finished in the packed
+// lanes too (c px + B - g, clamped per lane); anything else per byte in int32.
 // Cost per output byte (8K RGB 5x5, HW = 2 halo words, 8 window words a row):
 //   instructions: unpack 16 + S/T 14 PRMT, 40 IMAD horizontal, 4 SHFL, 40 IMAD vertical per 16
 //   bytes and row, finish 2 ops + 1 PRMT per 4 bytes, load/store/address ~8 per 16 bytes:
@@ -71,6 +67,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "emulable.cuh"
@@ -91,19 +88,46 @@ struct SepShape {
   static_assert(HW <= LW, "the halo words come from the neighbouring lane's own words");
 };
 
+// How the vertical sums become output bytes (sep_params picks the first that is exact):
+//   Pow2         a power-of-two divisor, the column taps and the half scaled to 256: each quotient
+//                is the high byte of its 16-bit lane, one PRMT packs 4 output bytes;
+//   PackedMagic  any other divisor whose quotients stay <= 255: y = sum + half per lane, the
+//                quotient floor(y / d) = byte 3 of y M, M = ceil(2^24 / d) (one IMAD a byte, no
+//                high multiply or clamp; sep_params checks every y the kernel can give);
+//   Magic        else DeviceDivider's clamp and high multiply per byte;
+//   CentreMul    taps = sign G + c d delta (unsharp: 2 d delta - gaussian; edge 3x3: 9 delta -
+//                ones, d = 1): round_clamp(c d px + sign G, d) = clamp(c px + sign g), g the
+//                rounded G (floor((G + h) / d) for sign +, floor((G + d - 1 - h) / d) for sign -,
+//                h = d / 2), so g is finished in the packed lanes like Pow2 (or is G itself,
+//                d = 1) and c px + B + sign g, clamped to [B, B + 255] per 16-bit lane, has the
+//                output in its low byte (B a multiple of 256 that keeps every lane positive);
+//   PerByte      any other centre tap or sign: sum = centre px + sign G in int32 per byte, then
+//                DeviceDivider's clamps and magic (~10 instructions a byte).
+enum class SepFinish { Pow2, PackedMagic, Magic, CentreMul, PerByte };
+inline const char* sep_finish_name(SepFinish f) {
+  switch (f) {
+    case SepFinish::Pow2: return "pow2";
+    case SepFinish::PackedMagic: return "packed-magic";
+    case SepFinish::Magic: return "magic";
+    case SepFinish::CentreMul: return "centre-mul";
+    default: return "per-byte";
+  }
+}
+
 // The kernel argument: taps, finish, grid.
 struct SepParams {
   int32_t row[kSepMaxK], col[kSepMaxK];  // horizontal and vertical taps, >= 0
-  uint32_t half2;                        // the rounding half in both 16-bit lanes
-  int pow2_shift;                        // 8: the quotients are the lanes' high bytes (a power-of-
-                                         // two divisor, taps scaled to 256); -1: magic or per byte
-  int32_t cap;                           // else DeviceDivider's cap, magic, shift
+  uint32_t half2;                        // the rounding half in both 16-bit lanes (Pow2: scaled)
+  SepFinish finish;
+  uint32_t pmagic;                       // PackedMagic: M
+  int32_t cap;                           // Magic, PerByte: DeviceDivider's cap, magic, shift
   uint32_t magic;
   int shift;
-  // The per-byte finish of taps = sign col^T row + centre delta (unsharp, edge 3x3; per_byte):
-  // sum = centre px + sign G in int32, then DeviceDivider's clamps (half, lo) and magic.
-  bool per_byte;
-  int32_t sign, centre, half, lo;
+  int32_t sign, centre, half, lo;        // PerByte: sum = centre px + sign G, DeviceDivider's clamps
+  uint32_t cmul;                         // CentreMul: c
+  uint32_t bias2, top2;                  // CentreMul: B and B + 255 in both 16-bit lanes
+  bool g_scaled;                         // CentreMul: g is the lanes' high byte (else G itself)
+  __host__ __device__ bool centre_px() const { return finish == SepFinish::CentreMul || finish == SepFinish::PerByte; }
   int warp_bytes;           // 32 lanes x 4 LW bytes
   int warps_x, strip_rows;  // warp columns of warp_bytes per row; output rows per warp
   long long warps;          // warps_x * strips
@@ -241,18 +265,80 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
   }
 }
 
-// The lane's 16 source bytes of output row y (the centre tap's pixels; per_byte only).
-template <int LW = 4>
-__host__ __device__ __forceinline__ void sep_centre(const Geometry& g, const SepParams& p, int y, int x0,
-                                                    uint32_t (&px)[LW]) {
+// The lane's 16 source bytes of output row y (the centre tap's pixels; finishes CentreMul and
+// PerByte only, zeros for the others). The kernels issue this load before the step's other work,
+// so that its latency (an L2 hit: the row went through the pipeline R rows earlier) is hidden.
+template <SepFinish F, int LW = 4>
+__host__ __device__ __forceinline__ void sep_centre(const Geometry& g, int y, int x0, uint32_t (&px)[LW]) {
   PARVIS_UNROLL
   for (int i = 0; i < LW; ++i) px[i] = 0;
-  if (p.per_byte && x0 < g.row_bytes) sep_words<LW>(g.in + size_t(y) * g.pitch + x0, px);
+  if constexpr (F == SepFinish::CentreMul || F == SepFinish::PerByte)
+    if (x0 < g.row_bytes) sep_words<LW>(g.in + size_t(y) * g.pitch + x0, px);
+}
+
+// Per 16-bit lane max / min (CentreMul's clamp; one VIMNMX on sm_90).
+__host__ __device__ __forceinline__ uint32_t sep_max2(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __vmaxu2(a, b);
+#else
+  return ((a & 0xFFFFu) > (b & 0xFFFFu) ? a & 0xFFFFu : b & 0xFFFFu) | ((a >> 16) > (b >> 16) ? a >> 16 : b >> 16) << 16;
+#endif
+}
+__host__ __device__ __forceinline__ uint32_t sep_min2(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __vminu2(a, b);
+#else
+  return ((a & 0xFFFFu) < (b & 0xFFFFu) ? a & 0xFFFFu : b & 0xFFFFu) | ((a >> 16) < (b >> 16) ? a >> 16 : b >> 16) << 16;
+#endif
+}
+
+// The 4 output bytes of the vertical sums ve (pixels 4k, 4k + 2 in its 16-bit lanes) and vo
+// (4k + 1, 4k + 3), px the 4 source bytes (CentreMul, PerByte). See SepFinish; F = p.finish,
+// compiled in (sep_with_finish).
+template <SepFinish F>
+__host__ __device__ __forceinline__ uint32_t sep_finish(uint32_t ve, uint32_t vo, uint32_t px, const SepParams& p) {
+  if constexpr (F == SepFinish::Pow2) {  // bytes 1 and 3 of (ve, vo)
+    return sep_perm(ve, vo, 0x7351);
+  } else if constexpr (F == SepFinish::PackedMagic) {  // byte 3 of each lane's y M, gathered
+    const uint32_t q0 = (ve & 0xFFFFu) * p.pmagic, q1 = (vo & 0xFFFFu) * p.pmagic;
+    const uint32_t q2 = (ve >> 16) * p.pmagic, q3 = (vo >> 16) * p.pmagic;
+    return sep_perm(sep_perm(q0, q1, 0x0073), sep_perm(q2, q3, 0x0073), 0x5410);
+  } else if constexpr (F == SepFinish::CentreMul) {  // c px + B + sign g per lane, clamped to [B, B + 255]
+    const uint32_t ge = p.g_scaled ? sep_perm(ve, 0, 0x4341) : ve, go = p.g_scaled ? sep_perm(vo, 0, 0x4341) : vo;
+    uint32_t te = sep_perm(px, 0, 0x4240) * p.cmul + p.bias2, to = sep_perm(px, 0, 0x4341) * p.cmul + p.bias2;
+    if (p.sign < 0) te -= ge, to -= go;
+    else te += ge, to += go;
+    te = sep_min2(sep_max2(te, p.bias2), p.top2);
+    to = sep_min2(sep_max2(to, p.bias2), p.top2);
+    return sep_perm(te, to, 0x6240);  // the low bytes
+  } else if constexpr (F == SepFinish::PerByte) {
+    auto q = [&](uint32_t gsum, int b) {
+      const int32_t sum = p.centre * int32_t((px >> (8 * b)) & 0xFFu) + p.sign * int32_t(gsum);
+      const int32_t t = sum + p.half < p.lo ? p.lo : sum + p.half > p.cap ? p.cap : sum + p.half;
+      return sep_umulhi(uint32_t(t), p.magic) >> p.shift;
+    };
+    return q(ve & 0xFFFFu, 0) | q(vo & 0xFFFFu, 1) << 8 | q(ve >> 16, 2) << 16 | q(vo >> 16, 3) << 24;
+  } else {  // Magic
+    auto q = [&](uint32_t t) { return sep_umulhi(t < uint32_t(p.cap) ? t : uint32_t(p.cap), p.magic) >> p.shift; };
+    return q(ve & 0xFFFFu) | q(vo & 0xFFFFu) << 8 | q(ve >> 16) << 16 | q(vo >> 16) << 24;
+  }
+}
+
+// fn(std::integral_constant<SepFinish, F>) for the F that compiles finish f (kernels and emulation).
+#pragma nv_exec_check_disable
+template <typename Fn>
+__host__ __device__ __forceinline__ auto sep_with_finish(SepFinish f, Fn&& fn) {
+  using SF = SepFinish;
+  if (f == SF::Pow2) return fn(std::integral_constant<SF, SF::Pow2>{});
+  if (f == SF::PackedMagic) return fn(std::integral_constant<SF, SF::PackedMagic>{});
+  if (f == SF::CentreMul) return fn(std::integral_constant<SF, SF::CentreMul>{});
+  if (f == SF::PerByte) return fn(std::integral_constant<SF, SF::PerByte>{});
+  return fn(std::integral_constant<SF, SF::Magic>{});
 }
 
 // Output row from the last K rows of horizontal sums (ring[0] the topmost) and the centre pixels:
 // the vertical sums, finished, as the lane's 4 output words.
-template <int K, int LW = 4>
+template <int K, int LW, SepFinish F>
 __host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][2 * LW], const SepParams& p,
                                                              const uint32_t (&px)[LW], uint32_t (&out)[LW]) {
   PARVIS_UNROLL
@@ -263,19 +349,7 @@ __host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ri
       ve += uint32_t(p.col[ky]) * ring[ky][2 * k];
       vo += uint32_t(p.col[ky]) * ring[ky][2 * k + 1];
     }
-    if (p.per_byte) {  // the same for the whole grid
-      auto q = [&](uint32_t gsum, int b) {
-        const int32_t sum = p.centre * int32_t((px[k] >> (8 * b)) & 0xFFu) + p.sign * int32_t(gsum);
-        const int32_t t = sum + p.half < p.lo ? p.lo : sum + p.half > p.cap ? p.cap : sum + p.half;
-        return sep_umulhi(uint32_t(t), p.magic) >> p.shift;
-      };
-      out[k] = q(ve & 0xFFFFu, 0) | q(vo & 0xFFFFu, 1) << 8 | q(ve >> 16, 2) << 16 | q(vo >> 16, 3) << 24;
-    } else if (p.pow2_shift >= 0) {  // bytes 1 and 3 of (ve, vo): pixels 4k .. 4k + 3
-      out[k] = sep_perm(ve, vo, 0x7351);
-    } else {
-      auto q = [&](uint32_t t) { return sep_umulhi(t < uint32_t(p.cap) ? t : uint32_t(p.cap), p.magic) >> p.shift; };
-      out[k] = q(ve & 0xFFFFu) | q(vo & 0xFFFFu) << 8 | q(ve >> 16) << 16 | q(vo >> 16) << 24;
-    }
+    out[k] = sep_finish<F>(ve, vo, px[k], p);
   }
 }
 
@@ -360,9 +434,8 @@ __device__ __forceinline__ void sep_step(const Geometry& g, const SepParams& p, 
 // SM, so 1.5x and 1.33x the rows in flight.
 // LW = 2 (8 bytes a lane): 3 blocks at K = 5 (80 registers), 4 at K = 3 (56); TIGHT one more
 // (64 registers and 28 bytes spilled; 48).
-template <int K, int C, int PF, bool TIGHT = false, int LW = 4>
-__global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (TIGHT ? 1 : 0))
-    convolve_sep(Geometry g, SepParams p) {
+template <int K, int C, int PF, int LW, SepFinish F>
+__device__ __forceinline__ void sep_warp_rows(const Geometry& g, const SepParams& p) {
   using S = SepShape<K, C, LW>;
   const int lane = threadIdx.x & 31;
   const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -379,10 +452,10 @@ __global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (T
   for (int r = 0; r < K - 1; ++r) sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, first + r + PF, last);
 #pragma unroll K
   for (int y = sw.ys; y < sw.ye; ++y) {
-    sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, y + S::R + PF, last);
     uint32_t px[LW], out[LW];
-    sep_centre<LW>(g, p, y, x0, px);
-    sep_vertical_finish<K, LW>(ring, p, px, out);
+    sep_centre<F, LW>(g, y, x0, px);
+    sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, y + S::R + PF, last);
+    sep_vertical_finish<K, LW, F>(ring, p, px, out);
     if (x0 < g.row_bytes) {
       uint8_t* o = g.out + size_t(y) * g.pitch + x0;
       if constexpr (LW == 4) {
@@ -396,6 +469,13 @@ __global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (T
       }
     }
   }
+}
+// F: the finish compiled in (sep_plan's with_sep_kernel picks the kernel by p.finish, so that no
+// finish pays for another's registers).
+template <int K, int C, SepFinish F, int PF, bool TIGHT = false, int LW = 4>
+__global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (TIGHT ? 1 : 0))
+    convolve_sep(Geometry g, SepParams p) {
+  sep_warp_rows<K, C, PF, LW, F>(g, p);
 }
 #endif
 
@@ -452,34 +532,62 @@ inline bool sep_params(const Kernel& k, Border border, int channels, const Devic
   const int64_t vmax = sr * sc * 255, d = k.divisor;
   *p = SepParams{};
   for (int i = 0; i < k.size; ++i) p->row[i] = row[size_t(i)], p->col[i] = col[size_t(i)];
-  if (centre != 0 || sign < 0) {  // the per-byte finish: G < 2^16 packed, the sum in int32
-    if (!dv.exact) return *why = "no magic number for the divisor", false;
+  int s = 0;  // d = 2^s, if it is one
+  while (s < 30 && (int64_t(1) << s) < d) ++s;
+  const bool pow2 = (int64_t(1) << s) == d && s <= 8;
+  // (sum + half) >> s = ((sum + half) 2^(8 - s)) >> 8: the column taps and the half scaled, the
+  // scaled sum below 256 d 2^(8 - s) = 2^16 while vmax + half < 256 d. A shift of s <= 8 keeps the
+  // high lane's bits out of the low lane's quotient byte.
+  auto scale_to_256 = [&](int64_t half) {
+    for (int i = 0; i < k.size; ++i) p->col[i] <<= 8 - s;
+    p->half2 = (uint32_t(half) << (8 - s)) * 0x10001u;
+  };
+  p->sign = sign;
+  if (centre != 0 || sign < 0) {  // taps = sign G + centre delta; G < 2^16 in the packed lanes
     if (vmax >= 65536) return *why = "sums beyond 16 bits", false;
-    p->per_byte = true;
-    p->sign = sign;
+    const int64_t c = centre / d, h = sign > 0 ? d / 2 : d - 1 - d / 2;  // h: what rounds g
+    const bool scaled = pow2 && d > 1 && vmax + h < 256 * d;
+    const int64_t gmax = scaled ? 255 : vmax, bias = sign > 0 ? 0 : (gmax + 255) / 256 * 256;
+    if (centre % d == 0 && c >= 0 && (d == 1 || scaled) && c * 255 + bias + (sign > 0 ? gmax : 0) < 65536) {
+      p->finish = SepFinish::CentreMul;
+      p->cmul = uint32_t(c);
+      p->g_scaled = scaled;
+      if (scaled) scale_to_256(h);
+      else p->half2 = 0;  // d = 1: g = G
+      p->bias2 = uint32_t(bias) * 0x10001u;
+      p->top2 = uint32_t(bias + 255) * 0x10001u;
+      return true;
+    }
+    if (!dv.exact) return *why = "no magic number for the divisor", false;
+    p->finish = SepFinish::PerByte;
     p->centre = centre;
     p->half = dv.half;
     p->lo = dv.lo;
     p->cap = dv.cap;
     p->magic = dv.magic;
     p->shift = dv.shift;
-    p->pow2_shift = -1;
     return true;
   }
-  int s = 0;
-  while (s < 30 && (int64_t(1) << s) < d) ++s;
-  // A shift of s <= 8 keeps the high lane's bits out of the low lane's quotient byte.
-  if ((int64_t(1) << s) == d && s <= 8 && vmax + d / 2 < 256 * d && vmax + d / 2 < 65536) {
-    // (sum + half) >> s = ((sum + half) 2^(8 - s)) >> 8: the column taps and the half scaled, the
-    // scaled sum below 256 d 2^(8 - s) = 2^16.
-    for (int i = 0; i < k.size; ++i) p->col[i] <<= 8 - s;
-    p->pow2_shift = 8;
-    p->half2 = (uint32_t(d / 2) << (8 - s)) * 0x10001u;
+  if (pow2 && vmax + d / 2 < 256 * d && vmax + d / 2 < 65536) {
+    p->finish = SepFinish::Pow2;
+    scale_to_256(d / 2);
     return true;
+  }
+  const int64_t ymax = vmax + d / 2;
+  if (ymax < 65536 && ymax / d <= 255) {  // PackedMagic, where every y of the kernel checks out
+    const uint64_t m = ((uint64_t(1) << 24) + uint64_t(d) - 1) / uint64_t(d);
+    bool exact = ymax * m < (uint64_t(1) << 32);
+    for (int64_t y = 0; exact && y <= ymax; ++y) exact = int64_t((uint64_t(y) * m) >> 24) == y / d;
+    if (exact) {
+      p->finish = SepFinish::PackedMagic;
+      p->pmagic = uint32_t(m);
+      p->half2 = uint32_t(d / 2) * 0x10001u;
+      return true;
+    }
   }
   if (!dv.exact) return *why = "no magic number for the divisor", false;
   if (vmax + dv.half >= 65536) return *why = "sums beyond 16 bits", false;
-  p->pow2_shift = -1;
+  p->finish = SepFinish::Magic;
   p->half2 = uint32_t(dv.half) * 0x10001u;
   p->cap = dv.cap;
   p->magic = dv.magic;

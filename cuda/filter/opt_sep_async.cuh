@@ -130,9 +130,9 @@ __device__ __forceinline__ void sep_async_row(const Geometry& g, const SepAsyncL
   sep_async_commit();
 }
 
-// 256 threads a block at most; 3 blocks a SM at K = 5 (85 registers), 4 at K = 3 (64).
-template <int K, int C, int NS>
-__global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geometry g, SepParams p) {
+// One warp's strip.
+template <int K, int C, int NS, SepFinish F>
+__device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const SepParams& p) {
   using S = SepShape<K, C, 4>;
   static_assert(S::HW <= 4, "the halo fits one chunk each side");
   static_assert(NS >= 2, "one slot in use, one in flight at least");
@@ -165,6 +165,8 @@ __global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geomet
     for (int j = 0; j < K; ++j) {  // ring slot j = t % K, named at compile time
       const int t = t0 + j;
       if (t < n) {
+        uint32_t px[4];  // the output row's pixels (CentreMul, PerByte), loaded first
+        if (t >= K - 1) sep_centre<F>(g, first + t - S::R, x0, px);
         __syncwarp();  // every lane has read slot_copy (the slot of row t - 1)
         sep_async_row(g, l, slot_copy, y_next, off_next, lane, t + NS - 1 < n);
         ++y_next, off_next += pitch;
@@ -181,9 +183,8 @@ __global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geomet
           for (int ky = 0; ky < K; ++ky)
 #pragma unroll
             for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[(j + 1 + ky) % K][i];
-          uint32_t px[4], out[4];
-          sep_centre(g, p, first + t - S::R, x0, px);  // the output row's pixels (per_byte only)
-          sep_vertical_finish<K>(ordered, p, px, out);
+          uint32_t out[4];
+          sep_vertical_finish<K, 4, F>(ordered, p, px, out);
           if (stores) {
             uint4* o = reinterpret_cast<uint4*>(out_row);
             const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
@@ -196,6 +197,13 @@ __global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geomet
     }
   }
   sep_async_wait<0>();  // nothing left in flight into shared memory at exit
+}
+
+// 256 threads a block at most; 3 blocks a SM at K = 5 (85 registers), 4 at K = 3 (64). F: the
+// finish compiled in, as for convolve_sep.
+template <int K, int C, SepFinish F, int NS>
+__global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geometry g, SepParams p) {
+  sep_async_warp_rows<K, C, NS, F>(g, p);
 }
 #endif
 

@@ -23,31 +23,34 @@ struct SepPlan {
   size_t smem = 0;     // the cp.async kernel's dynamic shared memory a block
 };
 
-template <int PF, bool TIGHT = false, int LW = 4, typename Visit>
+template <SepFinish F, int PF, bool TIGHT = false, int LW = 4, typename Visit>
 Status with_sep_kernel_pf(const Geometry& g, Visit visit) {
   if (g.channels == 1)
-    return g.size == 3 ? visit(&convolve_sep<3, 1, PF, TIGHT, LW>) : visit(&convolve_sep<5, 1, PF, TIGHT, LW>);
-  return g.size == 3 ? visit(&convolve_sep<3, 3, PF, TIGHT, LW>) : visit(&convolve_sep<5, 3, PF, TIGHT, LW>);
+    return g.size == 3 ? visit(&convolve_sep<3, 1, F, PF, TIGHT, LW>) : visit(&convolve_sep<5, 1, F, PF, TIGHT, LW>);
+  return g.size == 3 ? visit(&convolve_sep<3, 3, F, PF, TIGHT, LW>) : visit(&convolve_sep<5, 3, F, PF, TIGHT, LW>);
 }
-template <int NS, typename Visit>
+template <SepFinish F, int NS, typename Visit>
 Status with_sep_async_kernel_ns(const Geometry& g, Visit visit) {
   if (g.channels == 1)
-    return g.size == 3 ? visit(&convolve_sep_async<3, 1, NS>) : visit(&convolve_sep_async<5, 1, NS>);
-  return g.size == 3 ? visit(&convolve_sep_async<3, 3, NS>) : visit(&convolve_sep_async<5, 3, NS>);
+    return g.size == 3 ? visit(&convolve_sep_async<3, 1, F, NS>) : visit(&convolve_sep_async<5, 1, F, NS>);
+  return g.size == 3 ? visit(&convolve_sep_async<3, 3, F, NS>) : visit(&convolve_sep_async<5, 3, F, NS>);
 }
 template <typename Visit>
 Status with_sep_kernel(const Geometry& g, const SepPlan& s, Visit visit) {  // filter_create allows these combinations
-  if (s.stages > 0)
-    return s.stages == 3   ? with_sep_async_kernel_ns<3>(g, visit)
-           : s.stages == 6 ? with_sep_async_kernel_ns<6>(g, visit)
-                           : with_sep_async_kernel_ns<4>(g, visit);
-  if (s.lane == 8)
-    return s.tight     ? with_sep_kernel_pf<2, true, 2>(g, visit)
-           : s.pf == 4 ? with_sep_kernel_pf<4, false, 2>(g, visit)
-                       : with_sep_kernel_pf<2, false, 2>(g, visit);
-  if (s.tight) return s.pf == 1 ? with_sep_kernel_pf<1, true>(g, visit) : with_sep_kernel_pf<2, true>(g, visit);
-  if (s.pf == 1) return with_sep_kernel_pf<1>(g, visit);
-  return s.pf == 4 ? with_sep_kernel_pf<4>(g, visit) : with_sep_kernel_pf<2>(g, visit);
+  return sep_with_finish(s.params.finish, [&](auto f) -> Status {
+    constexpr SepFinish F = decltype(f)::value;
+    if (s.stages > 0)
+      return s.stages == 3   ? with_sep_async_kernel_ns<F, 3>(g, visit)
+             : s.stages == 6 ? with_sep_async_kernel_ns<F, 6>(g, visit)
+                             : with_sep_async_kernel_ns<F, 4>(g, visit);
+    if (s.lane == 8)
+      return s.tight     ? with_sep_kernel_pf<F, 2, true, 2>(g, visit)
+             : s.pf == 4 ? with_sep_kernel_pf<F, 4, false, 2>(g, visit)
+                         : with_sep_kernel_pf<F, 2, false, 2>(g, visit);
+    if (s.tight) return s.pf == 1 ? with_sep_kernel_pf<F, 1, true>(g, visit) : with_sep_kernel_pf<F, 2, true>(g, visit);
+    if (s.pf == 1) return with_sep_kernel_pf<F, 1>(g, visit);
+    return s.pf == 4 ? with_sep_kernel_pf<F, 4>(g, visit) : with_sep_kernel_pf<F, 2>(g, visit);
+  });
 }
 
 // The kernel and its switches from the environment, for a device of compute capability `major`
@@ -113,7 +116,7 @@ inline std::string sep_describe(const Geometry& g, const SepPlan& s) {
          (s.lane == 8 ? " lane 8" : "") +
          (p.ahead ? std::string(p.ahead_level == 1 ? " l1pf " : p.ahead_level == 3 ? " bulkpf " : " l2pf ") + std::to_string(p.ahead)
                   : "") +
-         (p.stream_stores ? " stcs" : "") + (p.per_byte ? " per-byte" : p.pow2_shift >= 0 ? " pow2" : " magic");
+         (p.stream_stores ? " stcs" : "") + " " + sep_finish_name(p.finish);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ struct Image8 {
   std::vector<int> writes;
 };
 
-// One warp, lane by lane in lock step, as convolve_sep<K, C, PF, TIGHT, LW> runs it (TIGHT only
+// One warp, lane by lane in lock step, as convolve_sep<K, C, F, PF, TIGHT, LW> runs it (TIGHT only
 // changes the launch bounds).
 template <int K, int C, int PF, int LW>
 void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, size_t* bad) {
@@ -100,15 +100,17 @@ void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, 
       if (x0 >= g.row_bytes) continue;
       if (size_t(x0) + LB > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
       uint32_t px[LW], out[LW];
-      sep_centre<LW>(g, p, y, x0, px);
-      sep_vertical_finish<K, LW>(ring[lane], p, px, out);
+      sep_with_finish(p.finish, [&](auto f) {
+        sep_centre<decltype(f)::value, LW>(g, y, x0, px);
+        sep_vertical_finish<K, LW, decltype(f)::value>(ring[lane], p, px, out);
+      });
       std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, LB);
       for (int i = 0; i < LB && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }
   }
 }
 
-// One warp of convolve_sep_async<K, C, NS>, its steps in the kernel's order; a copy lands when
+// One warp of convolve_sep_async<K, C, F, NS>, its steps in the kernel's order; a copy lands when
 // issued (the kernel's wait and __syncwarp make it so before the read).
 template <int K, int C, int NS>
 void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8& im, size_t* bad) {
@@ -157,8 +159,10 @@ void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8
       for (int ky = 0; ky < K; ++ky)
         for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[lane][(t + 1 + ky) % K][i];
       if (size_t(x0) + 16 > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
-      sep_centre(g, p, y, x0, px);
-      sep_vertical_finish<K>(ordered, p, px, out);
+      sep_with_finish(p.finish, [&](auto f) {
+        sep_centre<decltype(f)::value>(g, y, x0, px);
+        sep_vertical_finish<K, 4, decltype(f)::value>(ordered, p, px, out);
+      });
       std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, 16);
       for (int i = 0; i < 16 && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }
@@ -242,7 +246,7 @@ size_t run_case(const Case& c, uint32_t seed) {
     }
   std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d (level %d) slots %d rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
               c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, c.level, c.stages, p.strip_rows, p.warps,
-              p.per_byte ? "per-byte" : p.pow2_shift >= 0 ? "pow2" : "magic", bad ? "FAILED" : "ok");
+              sep_finish_name(p.finish), bad ? "FAILED" : "ok");
   return bad;
 }
 
@@ -278,6 +282,9 @@ int main() {
   negk.taps[4] += 300;
   negk.name = "negcentre";
   kernels.push_back(negk);
+  Kernel plus = outer_kernel("pluscentre", {1, 4, 6, 4, 1}, {1, 4, 6, 4, 1}, 256);  // + 256 delta: sign +, c = 1
+  plus.taps[12] += 256;
+  kernels.push_back(plus);
   cross.taps[3] = 5;  // (1, 0) made 5: rank 2 beyond a centre tap, refused
   cross.name = "cross";
   Kernel sharpen3, sharpen5, edge5;

@@ -98,7 +98,13 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
     m->tpl = mask::apply(gray_template, mask::binary(params.mask));
     m->mask_runs = mask::runs_of(params.mask);
     m->mask_counted = int(m->mask_runs.size());
-    const std::vector<mask::Run> ignored = mask::runs_of(params.mask, false);
+    std::vector<mask::Run> ignored = mask::runs_of(params.mask, false);
+    m->mask_whole_rows = ignored.size() > size_t(gray_template.height);
+    if (m->mask_whole_rows) {  // fewer: Σ (1 − m)·I² = ΣI²(window) − Σ m·I² (opt_mask_fft.cuh)
+      ignored.clear();
+      for (int j = 0; j < gray_template.height; ++j)
+        ignored.push_back(mask::Run{j, 0, gray_template.width});
+    }
     m->mask_runs.insert(m->mask_runs.end(), ignored.begin(), ignored.end());
   }
   m->params = is_normed(params.metric) ? ssd_params_for_normed(params) : params;

@@ -11,7 +11,8 @@
 //       pairs, modulo 2^32: a run's difference is exact);
 //   M3. mask_scores, one thread per position (32 x 8 blocks, x along the warp: each run's loads
 //       are coalesced, and every thread of a warp reads the same run): the window sums over the
-//       R runs, then
+//       R runs (the counted ones, then the ignored ones or the h whole rows, whichever are
+//       fewer), then
 //         NTT:   the exact score word (the masked direct kernel's format: the SSD or the
 //                normed double's bits) -> cuda_direct::download_and_rank, as the masked direct
 //                kernel ends: every option, maps exact;
@@ -69,14 +70,14 @@ __global__ __launch_bounds__(kPrefixThreads) void mask_row_prefix(const uint8_t*
 // (gridDim.y <= 65535).
 __global__ __launch_bounds__(kScoreBlockX* kScoreBlockY) void mask_scores(
     const uint32_t* ssd32, const double* approx, double e, const uint2* pre, size_t ld,
-    const mask::Run* runs, int counted, int total, int map_w, int map_h, Consts c, uint64_t* a,
-    uint64_t* b) {
+    const mask::Run* runs, int counted, int total, bool whole_rows, int map_w, int map_h,
+    Consts c, uint64_t* a, uint64_t* b) {
   const int x = blockIdx.x * kScoreBlockX + threadIdx.x;
   if (x >= map_w) return;
   for (int64_t y = int64_t(blockIdx.y) * kScoreBlockY + threadIdx.y; y < map_h;
        y += int64_t(gridDim.y) * kScoreBlockY) {
     const size_t idx = size_t(y) * map_w + x;
-    const Sums s = mask_fft::run_sums(pre, ld, runs, counted, total, x, int(y));
+    const Sums s = mask_fft::run_sums(pre, ld, runs, counted, total, whole_rows, x, int(y));
     if (ssd32)
       a[idx] = mask_fft::exact_word(ssd32[idx], s, c);
     else
@@ -88,7 +89,7 @@ __global__ __launch_bounds__(kScoreBlockX* kScoreBlockY) void mask_scores(
 __global__ __launch_bounds__(kRescoreThreads) void mask_rescore(
     const uint8_t* src, size_t pitch, const uint16_t* tm, int w, int h, const int2* cand,
     int ncand, const uint2* pre, size_t ld, const mask::Run* runs, int counted, int total,
-    Consts c, uint64_t* words) {
+    bool whole_rows, Consts c, uint64_t* words) {
   __shared__ BlockScratch<unsigned long long> scratch;
   for (int i = blockIdx.x; i < ncand; i += gridDim.x) {
     const int2 p = cand[i];
@@ -99,7 +100,7 @@ __global__ __launch_bounds__(kRescoreThreads) void mask_rescore(
     const unsigned long long ssd = cuda::block_sum(part, scratch);
     if (threadIdx.x == 0)
       words[i] = mask_fft::word_from_masked_ssd(
-          ssd, mask_fft::run_sums(pre, ld, runs, counted, total, p.x, p.y), c);
+          ssd, mask_fft::run_sums(pre, ld, runs, counted, total, whole_rows, p.x, p.y), c);
   }
 }
 
@@ -147,8 +148,8 @@ Status rescore_best(Matcher& m, const std::vector<uint64_t>& opt, const std::vec
   const unsigned grid = unsigned(std::min<size_t>(cand.size(), size_t(m.num_sms) * 16));
   mask_rescore<<<grid, kRescoreThreads, 0, s>>>(
       m.d_src.get(), m.pitch, m.d_mask_tm.get(), m.w, m.h, d_cand.get(), int(cand.size()),
-      m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted, int(m.mask_runs.size()), c,
-      d_words.get());
+      m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted, int(m.mask_runs.size()),
+      m.mask_whole_rows, c, d_words.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaMemcpyAsync(words.data(), d_words.get(), words.size() * sizeof(uint64_t),
                              cudaMemcpyDeviceToHost, s));
@@ -203,7 +204,7 @@ Status run_mask_fft(Matcher& m, const Image& src, Result* res) {
     PARVIS_TRY(enqueue_ntt_map(m, d_ssd.get()));
     mask_scores<<<score_grid(map_w, map_h), dim3(kScoreBlockX, kScoreBlockY), 0, s>>>(
         d_ssd.get(), nullptr, 0.0, m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted,
-        total, map_w, map_h, c, d_a.get(), nullptr);
+        total, m.mask_whole_rows, map_w, map_h, c, d_a.get(), nullptr);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(m.ev[2], s));
     CUDA_CHECK(cudaEventRecord(m.ev[3], s));
@@ -219,7 +220,7 @@ Status run_mask_fft(Matcher& m, const Image& src, Result* res) {
     PARVIS_TRY(enqueue_fft_map(m, d_approx.get(), &e));
     mask_scores<<<score_grid(map_w, map_h), dim3(kScoreBlockX, kScoreBlockY), 0, s>>>(
         nullptr, d_approx.get(), e, m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted,
-        total, map_w, map_h, c, d_a.get(), d_b.get());
+        total, m.mask_whole_rows, map_w, map_h, c, d_a.get(), d_b.get());
     CUDA_CHECK_LAUNCH();
     std::vector<uint64_t> opt, pess;
     PARVIS_TRY(alloc_host(&opt, n));
@@ -241,8 +242,8 @@ Status run_mask_fft(Matcher& m, const Image& src, Result* res) {
   res->method_used = Method::FFT;
   res->explain.append("; --mask: ").append(note);
   res->explain += ", the masked window sums over the mask's " + std::to_string(m.mask_counted) +
-                  " counted and " + std::to_string(total - m.mask_counted) +
-                  " ignored row runs (opt_mask_fft.cu)";
+                  " counted row runs and " + std::to_string(total - m.mask_counted) +
+                  (m.mask_whole_rows ? " whole rows" : " ignored ones") + " (opt_mask_fft.cu)";
   return Status::Ok();
 }
 

@@ -33,14 +33,16 @@ inline void prefix_row(const uint8_t* row, int W, uint2* pre) {
   pre[W] = make_uint2(a, b);
 }
 
-// The window sums of one position over the mask's runs: runs[0, counted) count, runs[counted,
-// total) are ignored (mask::runs_of(mask, false)).
+// The window sums of one position over the mask's runs: runs[0, counted) count; runs[counted,
+// total) are the ignored ones (mask::runs_of(mask, false)), or with `whole_rows` the template's
+// h whole rows (fewer where the mask has more than h ignored runs: Σ (1 − m)·I² is then the
+// whole window's ΣI² less Σ m·I²).
 struct Sums {
   uint64_t si, sii;  // Σ m·I, Σ m·I²
   uint64_t zii;      // Σ (1 − m)·I²
 };
 __host__ __device__ inline Sums run_sums(const uint2* pre, size_t ld, const mask::Run* runs,
-                                         int counted, int total, int x, int y) {
+                                         int counted, int total, bool whole_rows, int x, int y) {
   Sums s{0, 0, 0};
   for (int r = 0; r < counted; ++r) {
     const mask::Run run = runs[r];
@@ -54,6 +56,7 @@ __host__ __device__ inline Sums run_sums(const uint2* pre, size_t ld, const mask
     const uint2* p = pre + size_t(y + run.j) * ld + x;
     s.zii += uint32_t(p[run.i1].y - p[run.i0].y);
   }
+  if (whole_rows) s.zii -= s.sii;
   return s;
 }
 

@@ -181,10 +181,11 @@ struct Matcher {
   PinnedBuffer<opt::DeviceOut> h_norm_best;
 
   // --mask with the FFT method (opt_mask_fft.cu): tpl above is T & b; the mask's row runs,
-  // counted first (mask_counted of them), then ignored; on the device once, and the row
-  // prefix sums per source size.
+  // counted first (mask_counted of them), then the ignored ones or (mask_whole_rows) the h
+  // whole rows, whichever are fewer; on the device once, and the row prefix sums per size.
   std::vector<mask::Run> mask_runs;
   int mask_counted = 0;
+  bool mask_whole_rows = false;
   DeviceBuffer<mask::Run> d_mask_runs;
   DeviceBuffer<uint16_t> d_mask_tm;  // cuda_mask::pack, for the re-scoring
   DeviceBuffer<uint2> d_mask_pre;

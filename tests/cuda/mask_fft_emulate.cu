@@ -3,6 +3,8 @@
 // against seq's definition (src/match/mask.hpp: mask::rank_at), on random sources, templates and
 // masks of odd sizes (holes, ring, one pixel, full, one row), flat windows, SSD / NCC /
 // ccorr-normed:
+//   - the run sums over the counted and the ignored runs, or the counted runs and the whole
+//     rows (alternate positions);
 //   - exact_word from the exact SSD' of T & b (the NTT's map) has seq's rank;
 //   - rank_bounds from SSD' moved by up to ±e (cuFFT's error) brackets seq's rank;
 //   - word_from_masked_ssd after the re-scoring's row-by-row sum of cuda_mask::window has seq's
@@ -58,10 +60,12 @@ size_t check(int W, int H, int w, int h, int mask_kind, int levels, uint32_t see
     for (int x = 0; x < W; ++x) px[size_t(y) * W + x] = src.row(y)[x];
     mf::prefix_row(src.row(y), W, pre.data() + size_t(y) * ld);
   }
-  std::vector<mask::Run> runs = mask::runs_of(mask);
+  // The counted runs, then the ignored ones (runs) or the whole rows (rows_runs).
+  std::vector<mask::Run> runs = mask::runs_of(mask), rows_runs = runs;
   const int counted = int(runs.size());
   const std::vector<mask::Run> ignored = mask::runs_of(mask, false);
   runs.insert(runs.end(), ignored.begin(), ignored.end());
+  for (int j = 0; j < h; ++j) rows_runs.push_back(mask::Run{j, 0, w});
   const std::vector<uint16_t> tm = cuda_mask::pack(tpl, mask);
   const TemplateSums ts = mask::template_sums(tpl, mask);
   size_t bad = 0;
@@ -71,7 +75,10 @@ size_t check(int W, int H, int w, int h, int mask_kind, int levels, uint32_t see
     for (int y = 0; y + h <= H; ++y)
       for (int x = 0; x + w <= W; ++x) {
         const uint64_t want = mask::rank_at(src, tpl, mask, metric, x, y);
-        const mf::Sums s = mf::run_sums(pre.data(), ld, runs.data(), counted, int(runs.size()), x, y);
+        const bool whole_rows = (x + y) % 2 == 1;  // both ways, on alternate positions
+        const std::vector<mask::Run>& list = whole_rows ? rows_runs : runs;
+        const mf::Sums s = mf::run_sums(pre.data(), ld, list.data(), counted, int(list.size()),
+                                        whole_rows, x, y);
         // The NTT's exact SSD' of T & b, unmasked.
         const uint64_t whole = mask::cost_at<Metric::SSD>(src, tb, all, x, y);
         const uint64_t exact = cuda_mask::rank_of_word(normed, mf::exact_word(whole, s, c));

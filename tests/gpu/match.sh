@@ -8,8 +8,10 @@
 #      tests/mask_check.py (masked maps likewise) and the masked kernel's host emulation; cuda-opt's
 #      normed kernels emulated on the host, and its matchncc cases with PARVIS_NCC_HOST=1
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
-#      matchcuda cases, of both versions, side by side
-#   3. ./main bench match on both versions, and the GPU-side event timings
+#      matchcuda cases, of both versions, side by side; cuda-opt's masked FFT / NTT cases
+#      (matchmask-fft*) also under memcheck with PARVIS_NO_NTT=1 (cuFFT) and racecheck
+#   3. ./main bench match on both versions, and the GPU-side event timings; the masked rows
+#      (bench-mask.txt: the masked direct kernel, and cuda-opt's masked FFT / NTT against it)
 #   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
 #   tests/match_batch.sh per version: every batch equals its single calls; memcheck on them in 2)
 #   4. cuda-opt's upload (PARVIS_UPLOAD=pageable|staged|register, cuda/staged_upload.cuh): the
@@ -87,6 +89,14 @@ for wl in 640x480/64x64 1920x1080/16x16; do  # --mask: the shared direct kernel 
       2>>"$LOG/bench-mask.err" | grep -E 'masked ' >>"$LOG/bench-mask.txt"
   done
 done
+# cuda-opt's masked FFT / NTT against its masked direct kernel (the same ring mask; the
+# seed's capsule size: cuFFT, ~10^11 pixel operations direct), and PARVIS_NO_NTT=1 on 640x480.
+for wl in 640x480/64x64 1920x1080/16x16 1326x1025/479x432; do
+  bin/cuda-opt bench match --workload "$wl" --method ssd-maskfft,ncc-maskfft,ssd-maskdirect,ssd-masked \
+    --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' >>"$LOG/bench-mask.txt"
+done
+PARVIS_NO_NTT=1 bin/cuda-opt bench match --workload 640x480/64x64 --method ssd-maskfft,ncc-maskfft \
+  --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' | sed 's/$/ (PARVIS_NO_NTT=1)/' >>"$LOG/bench-mask.txt"
 echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 
 # cuda-opt's upload of the user's pageable image (issue 14, cuda/staged_upload.cuh): the host test

@@ -40,6 +40,27 @@ inline std::vector<uint16_t> pack(const Image& tpl, const Image& mask) {
   return out;
 }
 
+// The score word of one position from its exact masked sums: the SSD / SAD (`cost`) itself,
+// or the normed double's bits (ncc::score; `cost` unused). Also cuda-opt's masked FFT / NTT
+// method (opt_mask_fft.cuh), which gets the same sums another way.
+__host__ __device__ inline uint64_t score_word(int kind, uint64_t cost, uint64_t n, uint64_t si,
+                                               uint64_t sii, uint64_t sit, uint64_t st,
+                                               uint64_t stt) {
+  if (kind < 2) return cost;
+  const double r = ncc::score(kind == 2, n, si, sii, sit, st, stt);
+  uint64_t bits;
+  memcpy(&bits, &r, sizeof bits);
+  return bits;
+}
+
+// The rank (Position::score) of a score word: the SSD / SAD itself, the normed double's key.
+__host__ __device__ inline uint64_t rank_of_word(bool normed, uint64_t word) {
+  if (!normed) return word;
+  double r;
+  memcpy(&r, &word, sizeof r);
+  return ncc::key_of(r);
+}
+
 // The score of the window at (x, y) of a tight W-wide source: the exact SSD / SAD, or the
 // normed double's bits (n, st, stt: the template's masked sums).
 __host__ __device__ inline uint64_t window(const uint8_t* src, int width, const uint16_t* tm, int w,
@@ -71,18 +92,15 @@ __host__ __device__ inline uint64_t window(const uint8_t* src, int width, const 
     cost += row;
     si += row_i;
   }
-  if (kind < 2) return cost;
-  const double r = ncc::score(kind == 2, n, si, sii, sit, st, stt);
-  uint64_t bits;
-  memcpy(&bits, &r, sizeof bits);
-  return bits;
+  return score_word(kind, cost, n, si, sii, sit, st, stt);
 }
 
 #ifdef __CUDACC__
 // One thread per position (32 x 8 blocks; neighbouring threads read neighbouring source bytes
 // and the same template word). The grid's rows stride down the map: gridDim.y is at most 65535
-// (8 map rows each), and a tall source has more map rows than that.
-__global__ void maskedScore(const uint8_t* src, int width, const uint16_t* tm, int w, int h,
+// (8 map rows each), and a tall source has more map rows than that. Static: each file that
+// includes this header (naive.cu, opt.cu, opt_mask_fft.cu) has its own.
+static __global__ void maskedScore(const uint8_t* src, int width, const uint16_t* tm, int w, int h,
                             int map_w, int map_h, int kind, uint64_t n, uint64_t st, uint64_t stt,
                             uint64_t* out) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;

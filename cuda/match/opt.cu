@@ -18,7 +18,9 @@
 //   opt_fft_size.cu   cuFFT's padded size, timed once per source size;
 //   opt_source.cu/cuh a batch's source shared by its templates' matchers: the upload's buffer
 //                     and the source's transform (cuFFT spectrum + integral image, NTT rows);
-//   opt_direct.cu     direct method: direct_dp4a, and the generic exact map for large templates.
+//   opt_direct.cu     direct method: direct_dp4a, and the generic exact map for large templates;
+//   opt_mask_fft.cu   --mask with the FFT method: the pipelines above on T & b, the masked
+//                     window sums over the mask's row runs (choose_masked here picks it).
 // FFT method (SSD only; seed 000's pipeline, optimized):  SSD(x,y) = S2(x,y) - 2 C(x,y) + T2,
 // C from an exact NTT where every correlation value stays below its prime (opt_ntt.cu), else
 // from cuFFT in double with exact re-scoring of the near-minimum positions (opt_fft.cu).
@@ -70,6 +72,13 @@ constexpr double kFftFixedUs = 28.0;
 // 1280x2048 and 3840x2560: 40, 46, 124, 155, 441 us).
 constexpr double kNttUsPerPoint = 4.3e-5;
 constexpr double kNttFixedUs = 18.0;
+// --mask (choose_masked), estimates not yet measured (`./main bench match --method
+// ssd-masked,ssd-masked-fft` on the GPU refits them): the masked direct kernel ~8 instructions a
+// template pixel and position; a run ~16 bytes of prefix sums a position, L2-bound; the map's
+// download (pageable) ~10 GB/s.
+constexpr double kMaskDirectPixelsPerUs = 1.0e6;
+constexpr double kMaskRunsPerUs = 3.0e5;
+constexpr double kMapBytesPerUs = 1.0e4;
 
 }  // namespace
 }  // namespace opt
@@ -85,6 +94,19 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   PARVIS_TRY(mask::check(params, gray_template.width, gray_template.height));
   MatcherPtr m(new Matcher);
   m->tpl = gray_template;
+  if (mask::active(params)) {  // --mask: every pipeline below runs on T & b (opt_mask_fft.cu)
+    m->tpl = mask::apply(gray_template, mask::binary(params.mask));
+    m->mask_runs = mask::runs_of(params.mask);
+    m->mask_counted = int(m->mask_runs.size());
+    std::vector<mask::Run> ignored = mask::runs_of(params.mask, false);
+    m->mask_whole_rows = ignored.size() > size_t(gray_template.height);
+    if (m->mask_whole_rows) {  // fewer: Σ (1 − m)·I² = ΣI²(window) − Σ m·I² (opt_mask_fft.cuh)
+      ignored.clear();
+      for (int j = 0; j < gray_template.height; ++j)
+        ignored.push_back(mask::Run{j, 0, gray_template.width});
+    }
+    m->mask_runs.insert(m->mask_runs.end(), ignored.begin(), ignored.end());
+  }
   m->params = is_normed(params.metric) ? ssd_params_for_normed(params) : params;
   m->asked = params;
   m->w = gray_template.width;
@@ -93,7 +115,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   double l2sq = 0;
   for (int j = 0; j < h; ++j)
     for (int i = 0; i < w; ++i) {
-      const uint64_t v = gray_template.row(j)[i];
+      const uint64_t v = m->tpl.row(j)[i];
       m->t2 += v * v;
       m->tpl_l1 += double(v);
       l2sq += double(v * v);
@@ -127,8 +149,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   // Uploads on m->stream: a plain cudaMemcpy from pageable memory returns before its DMA lands,
   // and the kernels on this non-blocking stream would not wait for it (cuda/common.cuh).
   PARVIS_TRY(m->d_tpl.alloc(size_t(w) * h));
-  CUDA_CHECK(cudaMemcpy2DAsync(m->d_tpl.get(), w, gray_template.pixels.data(),
-                               gray_template.stride, w, h, cudaMemcpyHostToDevice, m->stream));
+  CUDA_CHECK(cudaMemcpy2DAsync(m->d_tpl.get(), w, m->tpl.pixels.data(), m->tpl.stride, w, h,
+                               cudaMemcpyHostToDevice, m->stream));
 
   // The packed template for direct_dp4a: rows of nw words, zero bytes past w.
   m->nw = (w + 3) / 4;
@@ -141,7 +163,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
     std::vector<uint32_t> words(size_t(h) * m->nw, 0u);
     for (int j = 0; j < h; ++j)
       for (int i = 0; i < w; ++i)
-        words[size_t(j) * m->nw + i / 4] |= uint32_t(gray_template.row(j)[i]) << (8 * (i % 4));
+        words[size_t(j) * m->nw + i / 4] |= uint32_t(m->tpl.row(j)[i]) << (8 * (i % 4));
     PARVIS_TRY(m->d_tpl_words.alloc(words.size()));
     CUDA_CHECK(cudaMemcpyAsync(m->d_tpl_words.get(), words.data(), words.size() * 4,
                                cudaMemcpyHostToDevice, m->stream));
@@ -300,6 +322,50 @@ Status setup_source_size(Matcher& m, int W, int H, bool rgb) {
 }
 
 // ---- auto: the cost model --------------------------------------------------------------------------
+// The FFT method's estimate: the NTT where it takes the template, else cuFFT; its padded size.
+double fft_estimate_us(const Matcher& m, bool* ntt, int* P, int* Q) {
+  std::string no_ntt;
+  *ntt = ntt_eligible(m, &no_ntt);
+  *P = *ntt ? ntt::good_length(m.W) : cuda::fft::good_size(m.W);
+  *Q = *ntt ? ntt::good_length(m.H) : cuda::fft::good_size(m.H);
+  return *ntt ? kNttFixedUs + kNttUsPerPoint * double(*P) * *Q
+              : kFftFixedUs + kFftUsPerPoint * double(*P) * *Q;
+}
+
+// --mask: the masked direct kernel (mask_kernels.cuh: one thread per position, every template
+// pixel) or the masked FFT / NTT (opt_mask_fft.cu: the FFT method on T & b, R run sums per
+// position, the map of 8 (NTT) or 16 (cuFFT) bytes a position back). `auto` compares
+//   direct: positions x w h / kMaskDirectPixelsPerUs + positions x 8 / kMapBytesPerUs,
+//   fft:    the FFT estimate + positions x R / kMaskRunsPerUs + positions x 8|16 / kMapBytesPerUs.
+Method choose_masked(const Matcher& m, std::string* why) {
+  std::string no;
+  const Method asked = m.asked.method;
+  const char* name = asked == Method::Auto ? "auto" : method_name(asked);
+  if (asked == Method::Direct || !mask_fft_applies(m, &no)) {
+    why->assign(name).append(": direct (--mask: the masked kernel of mask_kernels.cuh");
+    if (!no.empty()) why->append("; no masked FFT: ").append(no);
+    why->append(")");
+    return Method::Direct;
+  }
+  bool ntt = false;
+  int P = 0, Q = 0;
+  const double positions = double(m.map_w()) * m.map_h();
+  const double fft_us = fft_estimate_us(m, &ntt, &P, &Q) +
+                        positions * double(m.mask_runs.size()) / kMaskRunsPerUs +
+                        positions * (ntt ? 8 : 16) / kMapBytesPerUs;
+  const double direct_us =
+      positions * m.w * m.h / kMaskDirectPixelsPerUs + positions * 8 / kMapBytesPerUs;
+  const bool fft = asked == Method::FFT || fft_us < direct_us;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%s: %s (--mask: masked direct ~%.0f us vs masked %s ~%.0f us, %zu row runs)",
+                asked == Method::Auto ? (fft ? "auto chose fft" : "auto chose direct") : "fft, as asked",
+                fft ? "the masked FFT / NTT of opt_mask_fft.cu" : "the masked kernel of mask_kernels.cuh",
+                direct_us, ntt ? "NTT" : "cuFFT", fft_us, m.mask_runs.size());
+  why->assign(buf);
+  return fft ? Method::FFT : Method::Direct;
+}
+
 Method choose(const Matcher& m, std::string* why) {
   if (m.params.metric == Metric::SAD) {
     *why = "auto chose direct: SAD has no FFT form";
@@ -318,12 +384,9 @@ Method choose(const Matcher& m, std::string* why) {
     const double waves = std::max(1.0, threads / (double(m.num_sms) * (R == 4 ? 1024 : 640)));
     direct_us = kDirectFixedUs + ops * waves * kDirectUsPerOp;
   }
-  std::string no_ntt;
-  const bool ntt = ntt_eligible(m, &no_ntt);
-  const int P = ntt ? ntt::good_length(m.W) : cuda::fft::good_size(m.W);
-  const int Q = ntt ? ntt::good_length(m.H) : cuda::fft::good_size(m.H);
-  const double fft_us = ntt ? kNttFixedUs + kNttUsPerPoint * double(P) * Q
-                            : kFftFixedUs + kFftUsPerPoint * double(P) * Q;
+  bool ntt = false;
+  int P = 0, Q = 0;
+  const double fft_us = fft_estimate_us(m, &ntt, &P, &Q);
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "auto chose %s: direct ~%.0f us (%.3g multiply-adds, %s kernel) vs fft ~%.0f us "
@@ -345,10 +408,9 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   reset_result(out);  // filled in place: a video's frames reuse its memory
   out->map_width = m->map_w();
   out->map_height = m->map_h();
-  if (mask::active(m->asked)) {  // --mask: the shared exact direct kernel (mask_kernels.cuh)
+  if (mask::active(m->asked)) {  // --mask: the masked direct kernel or the masked FFT / NTT
     if (m->source_on_device) return Status::usage("--mask needs the source on the host");
-    out->explain.assign(m->asked.method == Method::Auto ? "auto" : method_name(m->asked.method))
-        .append(": direct (--mask: the masked kernel of mask_kernels.cuh, no masked FFT/NTT yet)");
+    if (choose_masked(*m, &out->explain) == Method::FFT) return run_mask_fft(*m, gray_source, out);
     return cuda_mask::run(gray_source, m->tpl, m->asked, out);
   }
   Method method = m->params.method;

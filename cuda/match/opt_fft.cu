@@ -500,6 +500,15 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
 
 }  // namespace
 
+Status enqueue_fft_map(Matcher& m, double* map, double* e) {
+  m.src_bind.counted = false;  // this run's made / reused not counted yet
+  PARVIS_TRY(setup_fft(m));
+  cuda::StageTimer untimed(false);
+  PARVIS_TRY(bound_fft(m, [&] { return enqueue_fft_any(m, false, map, untimed); }));
+  *e = m.two_e / 2;
+  return Status::Ok();
+}
+
 Status run_fft(Matcher& m, const Image& src, Result* res) {
   std::string why_not;
   if (ntt_eligible(m, &why_not)) return run_ntt(m, src, res);

@@ -7,6 +7,7 @@
 //   opt_ntt.cu     the exact NTT pipeline (FFT method, small and dark templates)
 //   opt_fft.cu     the cuFFT pipeline in double + exact re-scoring (FFT method otherwise)
 //   opt_direct.cu  the dp4a direct kernel and the generic exact map (direct method)
+//   opt_mask_fft.cu  --mask with the FFT method (the NTT / cuFFT map of T & b, run sums)
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 
 #include "common.cuh"
 #include "match/fft_common.cuh"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 #include "match/ntt.hpp"
 #include "scan.cuh"
@@ -178,6 +180,16 @@ struct Matcher {
   DeviceBuffer<opt::DeviceOut> d_norm_best;
   PinnedBuffer<opt::DeviceOut> h_norm_best;
 
+  // --mask with the FFT method (opt_mask_fft.cu): tpl above is T & b; the mask's row runs,
+  // counted first (mask_counted of them), then the ignored ones or (mask_whole_rows) the h
+  // whole rows, whichever are fewer; on the device once, and the row prefix sums per size.
+  std::vector<mask::Run> mask_runs;
+  int mask_counted = 0;
+  bool mask_whole_rows = false;
+  DeviceBuffer<mask::Run> d_mask_runs;
+  DeviceBuffer<uint16_t> d_mask_tm;  // cuda_mask::pack, for the re-scoring
+  DeviceBuffer<uint2> d_mask_pre;
+
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   bool graphs_disabled = false;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT
@@ -225,8 +237,16 @@ bool normed_device_fits(const Matcher& m);  // the grids of run_normed hold the 
 // opt_ntt.cu
 bool ntt_eligible(const Matcher& m, std::string* why_not);
 Status run_ntt(Matcher& m, const Image& src, Result* res);
+// The exact SSD map of m's template into map (map_w x map_h) on m.stream, the source uploaded
+// (opt_mask_fft.cu; not a graph: the masked method's other kernels follow it).
+Status enqueue_ntt_map(Matcher& m, uint32_t* map);
 // opt_fft.cu (runs the NTT pipeline where ntt_eligible())
 Status run_fft(Matcher& m, const Image& src, Result* res);
+// cuFFT's approximate SSD map likewise; *e the bound on |approx - exact| (opt_mask_fft.cu).
+Status enqueue_fft_map(Matcher& m, double* map, double* e);
+// opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
+bool mask_fft_applies(const Matcher& m, std::string* why_not);
+Status run_mask_fft(Matcher& m, const Image& src, Result* res);
 // opt_fft_size.cu: cuFFT's padded size P x Q for a W x H source (timed once per size and process)
 Status tune_fft_size(Matcher& m, int W, int H, int* P, int* Q);
 

@@ -317,6 +317,15 @@ Status bind_ntt_source(Matcher& m) {
 }  // namespace
 
 // ---- NTT path (the exact FFT method) -------------------------------------------------------------
+Status enqueue_ntt_map(Matcher& m, uint32_t* map) {
+  m.src_bind.counted = false;  // this run's made / reused not counted yet
+  PARVIS_TRY(setup_ntt(m));
+  PARVIS_TRY(bind_ntt_source(m));
+  cuda::StageTimer untimed(false);
+  PARVIS_TRY(enqueue_ntt(m, map, untimed));
+  return source_transform_made(m);
+}
+
 Status run_ntt(Matcher& m, const Image& src, Result* res) {
   m.src_bind.counted = false;  // this run's made / reused not counted yet
   PARVIS_TRY(setup_ntt(m));

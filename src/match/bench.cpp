@@ -116,7 +116,8 @@ const Workload kWorkloads[] = {
     {"1326x1025/479x432", 1326, 1025, 479, 432, "ssd-fft ssd-auto"},
     {"1200x1983/150x150", 1200, 1983, 150, 150, "ssd-fft ssd-auto"},
     {"640x480/64x64", 640, 480, 64, 64,
-     "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ssd-masked sad-masked ncc-masked"},
+     "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ssd-masked sad-masked ncc-masked "
+     "ssd-maskfft ncc-maskfft"},
     {"1920x1080/16x16", 1920, 1080, 16, 16,
      "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ssd-masked sad-masked ncc-masked"},
     // A 4K frame (issue 5's GPU target): FFT only by default (direct on seq: ~30 min).
@@ -125,13 +126,15 @@ const Workload kWorkloads[] = {
 
 // "<metric>-<method>": the metric's name (match.cpp) and the method after the last '-'.
 // "<metric>-masked": --mask with a ring (radii r/2 .. r, r = half the template's smaller side;
-// ~59 % of the pixels count), method auto.
+// ~59 % of the pixels count), method auto; "-maskfft" / "-maskdirect" the same mask with the
+// FFT / direct method (cuda-opt: the masked FFT / NTT against the masked direct kernel).
 const char* const kMethods[] = {"ssd-direct", "sad-direct", "ssd-fft",    "ssd-auto",
                                 "ncc-direct", "ncc-fft",    "ncc-auto",   "ccorr-normed-direct",
-                                "ssd-masked", "sad-masked", "ncc-masked"};
+                                "ssd-masked", "sad-masked", "ncc-masked", "ssd-maskfft",
+                                "ncc-maskfft", "ssd-maskdirect"};
 const char* const kMethodList =
     "ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ncc-auto ccorr-normed-direct "
-    "ssd-masked sad-masked ncc-masked";
+    "ssd-masked sad-masked ncc-masked ssd-maskfft ncc-maskfft ssd-maskdirect";
 
 // The ring mask of the "-masked" methods (integer geometry, doubled coordinates).
 Image ring_mask(int w, int h) {
@@ -255,7 +258,8 @@ int bench_match(int argc, char** argv) {
       "  1326x1025/479x432 1200x1983/150x150 (seed 000), 640x480/64x64 1920x1080/16x16,\n"
       "  3840x2160/128x128\n"
       "Methods: ssd-direct sad-direct ssd-fft ssd-auto ncc-direct ncc-fft ncc-auto\n"
-      "ccorr-normed-direct ssd-masked sad-masked ncc-masked (--mask: a ring, method auto) "
+      "ccorr-normed-direct ssd-masked sad-masked ncc-masked (--mask: a ring, method auto)\n"
+      "ssd-maskfft ncc-maskfft ssd-maskdirect (the ring, method fft / direct) "
       "(default: those listed per workload).");
   args.option("--workload", &only_workload, "NAME", "run only this workload");
   args.option("--method", &only_method, "LIST",
@@ -321,7 +325,12 @@ int bench_match(int argc, char** argv) {
       if (!s.ok()) return report_failure(s);
       params.method = how == "fft" ? match::Method::FFT : how == "auto" ? match::Method::Auto
                                                                          : match::Method::Direct;
-      if (how == "masked") params.method = match::Method::Auto, params.mask = ring_mask(tpl.width, tpl.height);
+      if (how == "masked" || how == "maskfft" || how == "maskdirect") {
+        params.method = how == "maskfft"      ? match::Method::FFT
+                        : how == "maskdirect" ? match::Method::Direct
+                                              : match::Method::Auto;
+        params.mask = ring_mask(tpl.width, tpl.height);
+      }
       match::MatcherPtr matcher;
       match::Result res;
       s = match::matcher_create(tpl, params, &matcher);

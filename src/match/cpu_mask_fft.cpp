@@ -10,23 +10,6 @@
 
 namespace parvis::match::mask {
 
-std::vector<Run> runs_of(const Image& mask) {
-  std::vector<Run> runs;
-  for (int j = 0; j < mask.height; ++j) {
-    const uint8_t* r = mask.row(j);
-    for (int i = 0; i < mask.width;) {
-      if (!r[i]) {
-        ++i;
-        continue;
-      }
-      const int i0 = i;
-      while (i < mask.width && r[i]) ++i;
-      runs.push_back(Run{j, i0, i});
-    }
-  }
-  return runs;
-}
-
 double runs_ms(double positions, size_t runs, int threads) {
   // ~1 ns per run and position on one thread (two u64 pairs of loads, adds; the 2-core VM).
   return positions * double(runs) * 1.0e-6 / std::max(1, threads);

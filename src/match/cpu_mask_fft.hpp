@@ -15,15 +15,10 @@
 
 #include "match/cpu_exec.hpp"
 #include "match/cpu_fft.hpp"
+#include "match/mask.hpp"
 #include "match/match_common.hpp"
 
 namespace parvis::match::mask {
-
-// A maximal run of counted pixels in mask row j: columns [i0, i1).
-struct Run {
-  int j, i0, i1;
-};
-std::vector<Run> runs_of(const Image& mask);
 
 // The FFT method with a mask. `plan` was prepared from the masked template (mask::apply);
 // `ts` = mask::template_sums; `rescore` gives the exact unmasked SSD against the masked template

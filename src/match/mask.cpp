@@ -68,4 +68,21 @@ void normed_row(Metric metric, const TemplateSums& ts, const uint64_t* si, const
   }
 }
 
+std::vector<Run> runs_of(const Image& mask, bool counted) {
+  std::vector<Run> runs;
+  for (int j = 0; j < mask.height; ++j) {
+    const uint8_t* r = mask.row(j);
+    for (int i = 0; i < mask.width;) {
+      if ((r[i] != 0) != counted) {
+        ++i;
+        continue;
+      }
+      const int i0 = i;
+      while (i < mask.width && (r[i] != 0) == counted) ++i;
+      runs.push_back(Run{j, i0, i});
+    }
+  }
+  return runs;
+}
+
 }  // namespace parvis::match::mask

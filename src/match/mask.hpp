@@ -10,6 +10,7 @@
 // definition (seq, score_at, subpixel), the checks and the template's part. DESIGN.md "Masks".
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "match/match_common.hpp"
 
@@ -27,6 +28,14 @@ Image apply(const Image& gray_template, const Image& binary_mask);
 
 // The template's part of the sums over the counted pixels: n = Σ m, ΣT, ΣT².
 TemplateSums template_sums(const Image& gray_template, const Image& mask);
+
+// A maximal run of mask row j whose pixels all count (`counted`) or are all ignored: columns
+// [i0, i1). The FFT methods sum Σ m·I and Σ m·I² over the counted runs from prefix sums of the
+// source rows (cpu_mask_fft.hpp, cuda/match/opt_mask_fft.cu); cuda-opt also over the ignored.
+struct Run {
+  int j, i0, i1;
+};
+std::vector<Run> runs_of(const Image& mask, bool counted = true);
 
 // ---- the direct definition (seq; score_at and subpixel on every version) -----------------
 // The SSD or SAD of the window at (x, y) over the counted pixels.

@@ -4,29 +4,20 @@
 // sizes (holes, one pixel, full), flat windows, every metric. Needs nvcc but no GPU. Exit 0 when
 // every score has the same bits. Build and run with
 //   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/mask_emulate.cu src/match/mask.cpp \
-//        src/match/match.cpp src/common/image.cpp src/common/cli.cpp -o /tmp/me && /tmp/me
+//        src/match/match.cpp src/common/image.cpp src/common/cli.cpp tests/cuda/emulate_link.cpp \
+//        -o /tmp/me && /tmp/me
 #include <cstdio>
 #include <vector>
 
 #include "match/mask_kernels.cuh"
+#include "mask_emulate_cases.hpp"
 
-namespace parvis {
-const char* const kVersionName = "emulate";
-}
 using namespace parvis;
 using namespace parvis::match;
+using parvis::emulate::next;
+using parvis::emulate::random_image;
 
 namespace {
-
-uint32_t next(uint32_t* s) { return *s = *s * 1664525u + 1013904223u; }
-
-Image random_image(int w, int h, uint32_t* seed, int levels) {
-  Image img;
-  if (!image_alloc(w, h, 1, &img).ok()) std::abort();
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) img.row(y)[x] = uint8_t((next(seed) >> 24) % uint32_t(levels) * (255 / (levels - 1)));
-  return img;
-}
 
 // One case: the number of positions whose score differs.
 size_t check(int W, int H, int w, int h, int mask_kind, int levels, uint32_t seed) {
@@ -72,16 +63,4 @@ size_t check(int W, int H, int w, int h, int mask_kind, int levels, uint32_t see
 
 }  // namespace
 
-int main() {
-  size_t bad = 0, cases = 0;
-  const int sizes[][4] = {{37, 29, 7, 5}, {64, 19, 16, 3}, {50, 41, 17, 9}, {40, 12, 1, 1},
-                          {33, 33, 33, 1}, {21, 30, 1, 13}, {90, 40, 65, 6}};
-  for (const auto& s : sizes)
-    for (int mk = 0; mk < 3; ++mk)
-      for (int levels : {256, 2}) {  // noise, and two levels (flat windows under the mask)
-        bad += check(s[0], s[1], s[2], s[3], mk, levels, uint32_t(1000 * cases + 17));
-        ++cases;
-      }
-  std::printf("%zu cases, %zu scores differ\n", cases, bad);
-  return bad == 0 ? 0 : 1;
-}
+int main() { return parvis::emulate::sweep(3, 17u, check); }

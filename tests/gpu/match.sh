@@ -8,8 +8,10 @@
 #      tests/mask_check.py (masked maps likewise) and the masked kernel's host emulation; cuda-opt's
 #      normed kernels emulated on the host, and its matchncc cases with PARVIS_NCC_HOST=1
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
-#      matchcuda cases, of both versions, side by side
-#   3. ./main bench match on both versions, and the GPU-side event timings
+#      matchcuda cases, of both versions, side by side; cuda-opt's masked FFT / NTT cases
+#      (matchmask-fft*) also under memcheck with PARVIS_NO_NTT=1 (cuFFT) and racecheck
+#   3. ./main bench match on both versions, and the GPU-side event timings; the masked rows
+#      (bench-mask.txt: the masked direct kernel, and cuda-opt's masked FFT / NTT against it)
 #   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
 #   tests/match_batch.sh per version: every batch equals its single calls; memcheck on them in 2)
 #   4. cuda-opt's upload (PARVIS_UPLOAD=pageable|staged|register, cuda/staged_upload.cuh): the
@@ -27,15 +29,24 @@ gpu_test test-match-no-ntt PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 -- cuda-opt
 # cuda-opt's normed kernels on the host (tests/cuda/normed_emulate.cu: W1's thread body and W3's
 # score against seq's conversion, bit for bit), and the matchncc cases with PARVIS_NCC_HOST=1
 # (the former host conversion), for comparison with the device path run above.
-emu=$LOG/test-normed-emulate.log
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/normed_emulate.cu src/match/match.cpp \
-     src/common/image.cpp src/common/cli.cpp -o build/normed_emulate >"$emu" 2>&1 && build/normed_emulate >>"$emu" 2>&1; then
-  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
-else
-  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
-fi
-echo "test-normed-emulate: $(tail -n1 "$emu")"
+# emulate NAME FILES...: builds FILES with nvcc (host code, no GPU needed) into build/NAME and
+# runs it; LOG/test-NAME.log ends with the pass / fail count line, echoed as test-NAME.
+emulate() {
+  local name=$1 log=$LOG/test-$1.log
+  shift
+  if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda "$@" -o "build/$name" >"$log" 2>&1 &&
+     "build/$name" >>"$log" 2>&1; then
+    echo "1 passed, 0 failed, 0 skipped" >>"$log"
+  else
+    echo "0 passed, 1 failed, 0 skipped" >>"$log"
+  fi
+  echo "test-$name: $(tail -n1 "$log")"
+}
+# (Every emulation of match code links tests/cuda/emulate_link.cpp: match.cpp's weak
+# matcher_run_rgb calls matcher_run, which only the versions define; and mask.cpp.)
+EMU_LINK="src/match/mask.cpp src/match/match.cpp src/common/image.cpp src/common/cli.cpp tests/cuda/emulate_link.cpp"
+emulate normed-emulate tests/cuda/normed_emulate.cu $EMU_LINK
 gpu_test test-match-ncc-host PARVIS_NCC_HOST=1 -- cuda-opt --only matchncc
 # NCC / ccorr-normed (match_ncc.cases run above, as matchncc-*): the maps against their
 # definitions (numpy, exact sums) and OpenCV on both CUDA versions.
@@ -48,22 +59,21 @@ grep -E '^FAIL' "$LOG/ncc-check.log" | head -n 20
 python3 tests/mask_check.py bin/cuda-naive bin/cuda-opt >"$LOG/mask-check.log" 2>&1
 echo "mask-check: $(tail -n1 "$LOG/mask-check.log")"
 grep -E '^FAIL' "$LOG/mask-check.log" | head -n 20
-emu=$LOG/test-mask-emulate.log
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/mask_emulate.cu src/match/mask.cpp \
-     src/match/match.cpp src/common/image.cpp src/common/cli.cpp -o build/mask_emulate >"$emu" 2>&1 &&
-   build/mask_emulate >>"$emu" 2>&1; then
-  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
-else
-  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
-fi
-echo "test-mask-emulate: $(tail -n1 "$emu")"
+emulate mask-emulate tests/cuda/mask_emulate.cu $EMU_LINK
+# cuda-opt's masked FFT / NTT (cuda/match/opt_mask_fft.cu): its per-position arithmetic on the
+# host (tests/cuda/mask_fft_emulate.cu: run sums, the exact word, cuFFT's rank bounds, the
+# re-scoring) against seq's definition; its cases (matchmask-fft*, run above on both paths:
+# NTT by default, cuFFT under test-match-no-ntt) under memcheck with PARVIS_NO_NTT=1 and under
+# racecheck (block scans and sums in shared memory) below.
+emulate mask-fft-emulate tests/cuda/mask_fft_emulate.cu $EMU_LINK
 pids=()
 for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v match & pids+=($!)
   gpu_sanitize memcheck $v color & pids+=($!)
   gpu_sanitize racecheck $v matchcuda & pids+=($!)
 done
+PARVIS_NO_NTT=1 gpu_sanitize memcheck cuda-opt matchmask-fft nontt & pids+=($!)
+gpu_sanitize racecheck cuda-opt matchmask-fft & pids+=($!)
 wait "${pids[@]}"
 
 VERSIONS="cuda-naive cuda-opt" bench/run_match.sh --seconds 0.5 >"$LOG/bench-match.txt" 2>"$LOG/bench-match.err"
@@ -79,6 +89,14 @@ for wl in 640x480/64x64 1920x1080/16x16; do  # --mask: the shared direct kernel 
       2>>"$LOG/bench-mask.err" | grep -E 'masked ' >>"$LOG/bench-mask.txt"
   done
 done
+# cuda-opt's masked FFT / NTT against its masked direct kernel (the same ring mask; the
+# seed's capsule size: cuFFT, ~10^11 pixel operations direct), and PARVIS_NO_NTT=1 on 640x480.
+for wl in 640x480/64x64 1920x1080/16x16 1326x1025/479x432; do
+  bin/cuda-opt bench match --workload "$wl" --method ssd-maskfft,ncc-maskfft,ssd-maskdirect,ssd-masked \
+    --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' >>"$LOG/bench-mask.txt"
+done
+PARVIS_NO_NTT=1 bin/cuda-opt bench match --workload 640x480/64x64 --method ssd-maskfft,ncc-maskfft \
+  --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' | sed 's/$/ (PARVIS_NO_NTT=1)/' >>"$LOG/bench-mask.txt"
 echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 
 # cuda-opt's upload of the user's pageable image (issue 14, cuda/staged_upload.cuh): the host test
@@ -87,15 +105,7 @@ echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 # threads: pieces that divide no row count); memcheck on the matchupload cases under staged with
 # odd pieces; then ./main bench upload (bench-upload.txt: GB/s of every way at 0.26-100 MB, the
 # numbers that choose auto's threshold, the chunk and the threads; bench/README.md).
-emu=$LOG/test-upload-pieces.log
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu \
-     -o build/upload_pieces >"$emu" 2>&1 && build/upload_pieces >>"$emu" 2>&1; then
-  echo "1 passed, 0 failed, 0 skipped" >>"$emu"
-else
-  echo "0 passed, 1 failed, 0 skipped" >>"$emu"
-fi
-echo "test-upload-pieces: $(tail -n1 "$emu")"
+emulate upload-pieces tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu
 for mode in pageable staged register linear; do
   gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload
   gpu_test "test-upload-$mode-cuda" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda

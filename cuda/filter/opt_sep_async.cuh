@@ -44,9 +44,16 @@ namespace {
 constexpr int kSepAsyncChunks = 34;  // 16-byte chunks a slot: 32 lanes x 16 + 2 halo chunks
 constexpr int kSepAsyncSlotBytes = kSepAsyncChunks * 16;
 
-// Shared memory for `threads` threads a block and NS slots a warp.
-inline size_t sep_async_smem_bytes(int threads, int stages) {
-  return size_t(threads / 32) * size_t(stages) * kSepAsyncSlotBytes;
+// The slots a warp keeps besides its NS: the R rows behind the one read, for the finishes that
+// take the centre pixels (CentreMul, PerByte): they read them from the slot of the output row
+// instead of loading them again from L2.
+__host__ __device__ constexpr int sep_async_history(SepFinish f, int K) {
+  return f == SepFinish::CentreMul || f == SepFinish::PerByte ? K / 2 : 0;
+}
+
+// Shared memory for `threads` threads a block and NS slots a warp (plus the history).
+inline size_t sep_async_smem_bytes(int threads, int stages, SepFinish f, int K) {
+  return size_t(threads / 32) * size_t(stages + sep_async_history(f, K)) * kSepAsyncSlotBytes;
 }
 
 // Chunk `c` of a row for the warp at byte xw: its first byte x in the row and the bytes of it that
@@ -72,6 +79,12 @@ __host__ __device__ __forceinline__ void sep_async_window(const uint8_t* slot, i
     w[HW + 4 + i] = mid[4 + i];
   }
   w[HW] = v.x, w[HW + 1] = v.y, w[HW + 2] = v.z, w[HW + 3] = v.w;
+}
+
+// The lane's own 16 bytes of the row in a slot (the centre pixels).
+__host__ __device__ __forceinline__ void sep_async_centre(const uint8_t* slot, int lane, uint32_t (&px)[4]) {
+  const uint4 v = *reinterpret_cast<const uint4*>(slot + 16 * (lane + 1));
+  px[0] = v.x, px[1] = v.y, px[2] = v.z, px[3] = v.w;
 }
 
 #ifdef __CUDACC__
@@ -140,7 +153,8 @@ __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const Sep
   const int lane = threadIdx.x & 31;
   const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (wid >= p.warps) return;  // whole warps; no block-wide barrier below
-  uint8_t* const slots = reinterpret_cast<uint8_t*>(sep_async_smem) + size_t(threadIdx.x >> 5) * NS * kSepAsyncSlotBytes;
+  constexpr int NSL = NS + sep_async_history(F, K);  // the slots of a warp
+  uint8_t* const slots = reinterpret_cast<uint8_t*>(sep_async_smem) + size_t(threadIdx.x >> 5) * NSL * kSepAsyncSlotBytes;
   const SepWarp sw = sep_warp(g, p, wid);
   const SepAsyncLane l = sep_async_lane(g, sw.xw, lane);
   const int x0 = sw.xw + 16 * lane;
@@ -157,17 +171,16 @@ __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const Sep
     sep_async_row(g, l, slots + t * kSepAsyncSlotBytes, y_next, off_next, lane, t < n);
   uint8_t* slot_copy = slots + (NS - 1) * kSepAsyncSlotBytes;
   const uint8_t* slot_read = slots;
+  const uint8_t* slot_centre = slots + (NSL - S::R) * kSepAsyncSlotBytes;  // row t - R (history only)
   uint8_t* out_row = g.out + size_t(sw.ys) * g.pitch + x0;
-  auto advance = [&](auto& ptr) { ptr = ptr + kSepAsyncSlotBytes == slots + NS * kSepAsyncSlotBytes ? slots : ptr + kSepAsyncSlotBytes; };
+  auto advance = [&](auto& ptr) { ptr = ptr + kSepAsyncSlotBytes == slots + NSL * kSepAsyncSlotBytes ? slots : ptr + kSepAsyncSlotBytes; };
   uint32_t ring[K][8];
   for (int t0 = 0; t0 < n; t0 += K) {
 #pragma unroll
     for (int j = 0; j < K; ++j) {  // ring slot j = t % K, named at compile time
       const int t = t0 + j;
       if (t < n) {
-        uint32_t px[4];  // the output row's pixels (CentreMul, PerByte), loaded first
-        if (t >= K - 1) sep_centre<F>(g, first + t - S::R, x0, px);
-        __syncwarp();  // every lane has read slot_copy (the slot of row t - 1)
+        __syncwarp();  // every lane has read slot_copy (the slot of row t - 1 - H)
         sep_async_row(g, l, slot_copy, y_next, off_next, lane, t + NS - 1 < n);
         ++y_next, off_next += pitch;
         advance(slot_copy);
@@ -183,7 +196,8 @@ __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const Sep
           for (int ky = 0; ky < K; ++ky)
 #pragma unroll
             for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[(j + 1 + ky) % K][i];
-          uint32_t out[4];
+          uint32_t px[4] = {0, 0, 0, 0}, out[4];  // the output row's pixels (history slots only)
+          if constexpr (NSL > NS) sep_async_centre(slot_centre, lane, px);
           sep_vertical_finish<K, 4, F>(ordered, p, px, out);
           if (stores) {
             uint4* o = reinterpret_cast<uint4*>(out_row);
@@ -193,6 +207,7 @@ __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const Sep
           }
           out_row += pitch;
         }
+        if constexpr (NSL > NS) advance(slot_centre);
       }
     }
   }

@@ -88,7 +88,7 @@ Status sep_plan_grid(const Geometry& g, int threads, int dev, SepPlan* s) {
   int sms = 0, per_sm = 0, rows = 0, smem_max = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (s->stages > 0) s->smem = sep_async_smem_bytes(threads, s->stages);
+  if (s->stages > 0) s->smem = sep_async_smem_bytes(threads, s->stages, s->params.finish, g.size);
   if (s->smem > size_t(smem_max))
     return Status::bad_input("filter sep: " + std::to_string(s->smem) + " bytes of shared memory a block (" +
                              std::to_string(threads) + " threads, " + std::to_string(s->stages) +

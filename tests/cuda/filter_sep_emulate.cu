@@ -117,12 +117,13 @@ void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8
   using S = SepShape<K, C, 4>;
   const SepWarp sw = sep_warp(g, p, wid);
   const int first = sw.ys - S::R, n = sw.ye - sw.ys + 2 * S::R;
-  std::vector<uint8_t> slots(size_t(NS) * kSepAsyncSlotBytes, 0x5A);
-  std::vector<int> holds(NS, INT_MIN);  // the strip row each slot holds
+  const int NSL = NS + sep_async_history(p.finish, K);  // the history slots of the centre finishes
+  std::vector<uint8_t> slots(size_t(NSL) * kSepAsyncSlotBytes, 0x5A);
+  std::vector<int> holds(NSL, INT_MIN);  // the strip row each slot holds
   uint32_t ring[32][K][8] = {};
   auto copy_row = [&](int t) {
-    uint8_t* slot = &slots[size_t(t % NS) * kSepAsyncSlotBytes];
-    holds[t % NS] = t;  // past the strip (t >= n) nothing is copied and the slot is never read
+    uint8_t* slot = &slots[size_t(t % NSL) * kSepAsyncSlotBytes];
+    holds[t % NSL] = t;  // past the strip (t >= n) nothing is copied and the slot is never read
     if (t >= n) return;
     const int y = first + t;
     const bool inside = y >= 0 && y < g.height;
@@ -147,22 +148,23 @@ void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8
   for (int t = 0; t + 1 < NS; ++t) copy_row(t);
   for (int t = 0; t < n; ++t) {
     copy_row(t + NS - 1);
-    if (holds[t % NS] != t && (*bad)++ < 5) std::printf("  step %d reads a slot holding row %d\n", t, holds[t % NS]);
+    if (holds[t % NSL] != t && (*bad)++ < 5) std::printf("  step %d reads a slot holding row %d\n", t, holds[t % NSL]);
+    const int tc = t - S::R;  // the centre row's slot (history only)
+    if (NSL > NS && t >= K - 1 && holds[tc % NSL] != tc && (*bad)++ < 5)
+      std::printf("  step %d reads the centre from a slot holding row %d\n", t, holds[tc % NSL]);
     const int y = first + t - S::R;
     for (int lane = 0; lane < 32; ++lane) {
       uint32_t w[S::NW];
-      sep_async_window<S::HW, S::NW>(&slots[size_t(t % NS) * kSepAsyncSlotBytes], lane, w);
+      sep_async_window<S::HW, S::NW>(&slots[size_t(t % NSL) * kSepAsyncSlotBytes], lane, w);
       sep_horizontal<K, C>(w, p, ring[lane][t % K]);
       const int x0 = sw.xw + 16 * lane;
       if (t < K - 1 || x0 >= g.row_bytes) continue;
-      uint32_t ordered[K][8], px[4], out[4];
+      uint32_t ordered[K][8], px[4] = {0, 0, 0, 0}, out[4];
       for (int ky = 0; ky < K; ++ky)
         for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[lane][(t + 1 + ky) % K][i];
       if (size_t(x0) + 16 > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
-      sep_with_finish(p.finish, [&](auto f) {
-        sep_centre<decltype(f)::value>(g, y, x0, px);
-        sep_vertical_finish<K, 4, decltype(f)::value>(ordered, p, px, out);
-      });
+      if (NSL > NS) sep_async_centre(&slots[size_t(tc % NSL) * kSepAsyncSlotBytes], lane, px);
+      sep_with_finish(p.finish, [&](auto f) { sep_vertical_finish<K, 4, decltype(f)::value>(ordered, p, px, out); });
       std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, 16);
       for (int i = 0; i < 16 && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }

@@ -57,8 +57,9 @@
 //    "Convolution filters", GPU). On compute capability >= 8.0 the same arithmetic runs as
 //    convolve_sep_async<K, C, F, NS> (opt_sep_async.cuh): the source rows staged in shared memory by
 //    cp.async, NS - 1 rows in flight a warp without registers (PARVIS_FILTER_SEP_ASYNC=0: the
-//    register kernel; PARVIS_FILTER_SEP_STAGES=3|4|6: NS): H100, 8K RGB gaussian 5x5 93-96 us,
-//    3x3 85-87, 4K 5x5 29.6-30.8 (opt_sep_plan.cuh picks the kernel and its strips).
+//    register kernel; PARVIS_FILTER_SEP_STAGES=3|4|6: NS); F, the finish (opt_sep.cuh
+//    SepFinish), is compiled in: H100, 8K RGB gaussian 5x5 89 us, 3x3 83, 4K 5x5 27; box and
+//    unsharp within 4 us of it (opt_sep_plan.cuh picks the kernel and its strips).
 //
 // MMA path on an H100: 8K RGB 5x5 145 us, 3x3 122 us against a 66 us floor, once the units away
 // from the borders issue all their row loads together and the one-plane kernel is bounded to 64

@@ -19,6 +19,11 @@
 // across the row's end copies its bytes inside the row and zero-fills the rest, so the window
 // words of every lane are those opt_sep.cuh's sep_load + sep_window give.
 //
+// The finishes that take the centre pixels (CentreMul, PerByte: unsharp, edge 3x3) keep R more
+// slots a warp, the rows behind the one read: the output row t - R is still in its slot at step
+// t, so its pixels are one shared-memory load (no second read from L2; H100, 8K unsharp 3x3 92.5
+// -> 86 us). The row copied at step t then lands in the slot of row t - R - 1.
+//
 // Pipeline (per warp; source rows t = 0 .. n - 1 of the strip, t = 0 is row ys - R):
 //   prologue: copy rows 0 .. NS - 2 into slots 0 .. NS - 2, one commit group each;
 //   step t:   __syncwarp (every lane has read slot (t - 1) % NS), copy row t + NS - 1 into it,
@@ -33,8 +38,8 @@
 // warp instructions. Measured (Nsight Compute, H100, 3 slots, one wave, bench/README.md): 41.0 M
 // at 3x3 and 52.5 M at 5x5 for ~200 k steps, ~205 and ~260 a step (the register kernel ~300), the
 // schedulers issuing on ~70 % of cycles, DRAM at 68 % and 57 % of peak. Bytes in flight: (NS - 1)
-// x 544 a warp, NS = 4 and 24 warps a SM: 39 KB a SM. Shared memory: warps a block x NS x 544
-// bytes (8 x 4 x 544 = 17 KB a block of 256).
+// x 544 a warp, NS = 4 and 24 warps a SM: 39 KB a SM. Shared memory: warps a block x (NS + history) x 544
+// bytes (8 x 4 x 544 = 17 KB a block of 256; 8 x 6 x 544 = 26 KB for unsharp 5x5).
 #pragma once
 #include "filter/opt_sep.cuh"
 

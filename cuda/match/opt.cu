@@ -72,13 +72,13 @@ constexpr double kFftFixedUs = 28.0;
 // 1280x2048 and 3840x2560: 40, 46, 124, 155, 441 us).
 constexpr double kNttUsPerPoint = 4.3e-5;
 constexpr double kNttFixedUs = 18.0;
-// --mask (choose_masked), estimates not yet measured (`./main bench match --method
-// ssd-masked,ssd-masked-fft` on the GPU refits them): the masked direct kernel ~8 instructions a
-// template pixel and position; a run ~16 bytes of prefix sums a position, L2-bound; the map's
-// download (pageable) ~10 GB/s.
-constexpr double kMaskDirectPixelsPerUs = 1.0e6;
-constexpr double kMaskRunsPerUs = 3.0e5;
-constexpr double kMapBytesPerUs = 1.0e4;
+// --mask (choose_masked), fitted to `./main bench match --method ssd-maskfft,ssd-maskdirect` on
+// the H100 (bench/README.md: compute of 1326x1025/479x432, 640x480/64x64, 1920x1080/16x16 within
+// ~10 %): both methods pay ~4.8 ns a position (the map and its ranking), then the masked direct
+// kernel 2.6e6 template pixels a us, the masked FFT its unmasked pipeline and 6.1e5 run sums a us.
+constexpr double kMaskPositionUs = 4.8e-3;
+constexpr double kMaskDirectPixelsPerUs = 2.6e6;
+constexpr double kMaskRunsPerUs = 6.1e5;
 
 }  // namespace
 }  // namespace opt
@@ -335,8 +335,8 @@ double fft_estimate_us(const Matcher& m, bool* ntt, int* P, int* Q) {
 // --mask: the masked direct kernel (mask_kernels.cuh: one thread per position, every template
 // pixel) or the masked FFT / NTT (opt_mask_fft.cu: the FFT method on T & b, R run sums per
 // position, the map of 8 (NTT) or 16 (cuFFT) bytes a position back). `auto` compares
-//   direct: positions x w h / kMaskDirectPixelsPerUs + positions x 8 / kMapBytesPerUs,
-//   fft:    the FFT estimate + positions x R / kMaskRunsPerUs + positions x 8|16 / kMapBytesPerUs.
+//   direct: positions x (kMaskPositionUs + w h / kMaskDirectPixelsPerUs),
+//   fft:    the FFT estimate + positions x (kMaskPositionUs + R / kMaskRunsPerUs).
 Method choose_masked(const Matcher& m, std::string* why) {
   std::string no;
   const Method asked = m.asked.method;
@@ -351,10 +351,8 @@ Method choose_masked(const Matcher& m, std::string* why) {
   int P = 0, Q = 0;
   const double positions = double(m.map_w()) * m.map_h();
   const double fft_us = fft_estimate_us(m, &ntt, &P, &Q) +
-                        positions * double(m.mask_runs.size()) / kMaskRunsPerUs +
-                        positions * (ntt ? 8 : 16) / kMapBytesPerUs;
-  const double direct_us =
-      positions * m.w * m.h / kMaskDirectPixelsPerUs + positions * 8 / kMapBytesPerUs;
+                        positions * (kMaskPositionUs + double(m.mask_runs.size()) / kMaskRunsPerUs);
+  const double direct_us = positions * (kMaskPositionUs + double(m.w) * m.h / kMaskDirectPixelsPerUs);
   const bool fft = asked == Method::FFT || fft_us < direct_us;
   char buf[320];
   std::snprintf(buf, sizeof buf,

@@ -230,8 +230,15 @@ done
 
 if [ $update_ref = 1 ] && [ ${#new_ref[@]} -gt 0 ]; then
   mkdir -p "$(dirname "$REF")"
-  printf '%s\n' "${new_ref[@]}" | LC_ALL=C sort >"$REF"
-  echo "wrote $REF (${#new_ref[@]} cases)"
+  # With --only, the cases that did not run keep their pinned hashes (the file is merged); a full
+  # run rewrites it, which also drops the hashes of cases that no longer exist.
+  if [ -n "$only" ]; then
+    for e in "${new_ref[@]}"; do ref_hash[${e%% *}]=${e#* }; done
+    for n in "${!ref_hash[@]}"; do echo "$n ${ref_hash[$n]}"; done | LC_ALL=C sort >"$REF"
+  else
+    printf '%s\n' "${new_ref[@]}" | LC_ALL=C sort >"$REF"
+  fi
+  echo "wrote $REF (${#new_ref[@]} cases updated, $(wc -l <"$REF") pinned)"
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -396,7 +396,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
   if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
       sep_params(kernel, border, channels, f->divider, &f->sep.params, &sep_why) &&
-      (name == "sep" || kSepPerByteByDefault || !f->sep.params.centre_px())) {
+      (name == "sep" || kSepPerByteByDefault || !sep_finish_takes_centre(f->sep.params.finish))) {
     f->path = OptPath::Sep;
     PARVIS_TRY(sep_plan_switches(major, &f->sep));
   }

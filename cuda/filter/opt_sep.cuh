@@ -104,6 +104,10 @@ struct SepShape {
 //   PerByte      any other centre tap or sign: sum = centre px + sign G in int32 per byte, then
 //                DeviceDivider's clamps and magic (~10 instructions a byte).
 enum class SepFinish { Pow2, PackedMagic, Magic, CentreMul, PerByte };
+// Whether finish f takes the output row's own pixels (the centre tap).
+__host__ __device__ constexpr bool sep_finish_takes_centre(SepFinish f) {
+  return f == SepFinish::CentreMul || f == SepFinish::PerByte;
+}
 inline const char* sep_finish_name(SepFinish f) {
   switch (f) {
     case SepFinish::Pow2: return "pow2";
@@ -127,7 +131,6 @@ struct SepParams {
   uint32_t cmul;                         // CentreMul: c
   uint32_t bias2, top2;                  // CentreMul: B and B + 255 in both 16-bit lanes
   bool g_scaled;                         // CentreMul: g is the lanes' high byte (else G itself)
-  __host__ __device__ bool centre_px() const { return finish == SepFinish::CentreMul || finish == SepFinish::PerByte; }
   int warp_bytes;           // 32 lanes x 4 LW bytes
   int warps_x, strip_rows;  // warp columns of warp_bytes per row; output rows per warp
   long long warps;          // warps_x * strips
@@ -265,14 +268,15 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
   }
 }
 
-// The lane's 16 source bytes of output row y (the centre tap's pixels; finishes CentreMul and
-// PerByte only, zeros for the others). The kernels issue this load before the step's other work,
-// so that its latency (an L2 hit: the row went through the pipeline R rows earlier) is hidden.
+// The lane's 16 source bytes of output row y (the centre tap's pixels, where F takes them; zeros
+// otherwise). The register kernel issues this load before the step's other work, so that its
+// latency (an L2 hit: the row went through the pipeline R rows earlier) is hidden; the cp.async
+// kernel reads them from a history slot instead (opt_sep_async.cuh).
 template <SepFinish F, int LW = 4>
 __host__ __device__ __forceinline__ void sep_centre(const Geometry& g, int y, int x0, uint32_t (&px)[LW]) {
   PARVIS_UNROLL
   for (int i = 0; i < LW; ++i) px[i] = 0;
-  if constexpr (F == SepFinish::CentreMul || F == SepFinish::PerByte)
+  if constexpr (sep_finish_takes_centre(F))
     if (x0 < g.row_bytes) sep_words<LW>(g.in + size_t(y) * g.pitch + x0, px);
 }
 

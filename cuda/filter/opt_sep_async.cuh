@@ -53,7 +53,7 @@ constexpr int kSepAsyncSlotBytes = kSepAsyncChunks * 16;
 // take the centre pixels (CentreMul, PerByte): they read them from the slot of the output row
 // instead of loading them again from L2.
 __host__ __device__ constexpr int sep_async_history(SepFinish f, int K) {
-  return f == SepFinish::CentreMul || f == SepFinish::PerByte ? K / 2 : 0;
+  return sep_finish_takes_centre(f) ? K / 2 : 0;
 }
 
 // Shared memory for `threads` threads a block and NS slots a warp (plus the history).

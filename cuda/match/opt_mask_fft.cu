@@ -188,10 +188,9 @@ Status run_mask_fft(Matcher& m, const Image& src, Result* res) {
   const Consts c{ts.n, ts.st, ts.stt, cuda_mask::kind_of(m.asked.metric)};
   const int total = int(m.mask_runs.size());
   PARVIS_TRY(upload_mask(m));
-  PARVIS_TRY(m.d_mask_pre.alloc(ld * H));
-  DeviceBuffer<uint64_t> d_a, d_b;
-  PARVIS_TRY(d_a.alloc(n));
-  if (!ntt) PARVIS_TRY(d_b.alloc(n));
+  PARVIS_TRY(m.d_mask_pre.alloc(ld * H));  // these keep their memory while the size holds
+  PARVIS_TRY(m.d_mask_a.alloc(n));
+  if (!ntt) PARVIS_TRY(m.d_mask_b.alloc(n));
 
   PARVIS_TRY(timed_upload(m, src, true));
   mask_row_prefix<<<H, kPrefixThreads, 0, s>>>(m.d_src.get(), m.pitch, W, m.d_mask_pre.get(), ld);
@@ -199,35 +198,33 @@ Status run_mask_fft(Matcher& m, const Image& src, Result* res) {
   char note[384];
   double e = 0;
   if (ntt) {
-    DeviceBuffer<uint32_t> d_ssd;
-    PARVIS_TRY(d_ssd.alloc(n));
-    PARVIS_TRY(enqueue_ntt_map(m, d_ssd.get()));
+    PARVIS_TRY(m.d_mask_ssd.alloc(n));
+    PARVIS_TRY(enqueue_ntt_map(m, m.d_mask_ssd.get()));
     mask_scores<<<score_grid(map_w, map_h), dim3(kScoreBlockX, kScoreBlockY), 0, s>>>(
-        d_ssd.get(), nullptr, 0.0, m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted,
-        total, m.mask_whole_rows, map_w, map_h, c, d_a.get(), nullptr);
+        m.d_mask_ssd.get(), nullptr, 0.0, m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted,
+        total, m.mask_whole_rows, map_w, map_h, c, m.d_mask_a.get(), nullptr);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(m.ev[2], s));
     CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-    PARVIS_TRY(elapsed(m, &res->timings));  // waits: d_ssd may go, d_a is written
+    PARVIS_TRY(elapsed(m, &res->timings));  // waits: d_mask_a is written
     cuda::EventTimer timer;
-    PARVIS_TRY(cuda_direct::download_and_rank(d_a.get(), map_w, map_h, c.kind >= 2, m.asked,
+    PARVIS_TRY(cuda_direct::download_and_rank(m.d_mask_a.get(), map_w, map_h, c.kind >= 2, m.asked,
                                                &timer, res));
     std::snprintf(note, sizeof note, "ΣI·T from the exact NTT of T & b (size %dx%d)",
                   int(m.row_plan.n), int(m.col_plan.n));
   } else {
-    DeviceBuffer<double> d_approx;
-    PARVIS_TRY(d_approx.alloc(n));
-    PARVIS_TRY(enqueue_fft_map(m, d_approx.get(), &e));
+    PARVIS_TRY(m.d_mask_approx.alloc(n));
+    PARVIS_TRY(enqueue_fft_map(m, m.d_mask_approx.get(), &e));
     mask_scores<<<score_grid(map_w, map_h), dim3(kScoreBlockX, kScoreBlockY), 0, s>>>(
-        nullptr, d_approx.get(), e, m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted,
-        total, m.mask_whole_rows, map_w, map_h, c, d_a.get(), d_b.get());
+        nullptr, m.d_mask_approx.get(), e, m.d_mask_pre.get(), ld, m.d_mask_runs.get(), m.mask_counted,
+        total, m.mask_whole_rows, map_w, map_h, c, m.d_mask_a.get(), m.d_mask_b.get());
     CUDA_CHECK_LAUNCH();
     std::vector<uint64_t> opt, pess;
     PARVIS_TRY(alloc_host(&opt, n));
     PARVIS_TRY(alloc_host(&pess, n));
     CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-    CUDA_CHECK(cudaMemcpyAsync(opt.data(), d_a.get(), n * 8, cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(pess.data(), d_b.get(), n * 8, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(opt.data(), m.d_mask_a.get(), n * 8, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(pess.data(), m.d_mask_b.get(), n * 8, cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaEventRecord(m.ev[3], s));
     PARVIS_TRY(elapsed(m, &res->timings));
     const double t0 = now_ms();

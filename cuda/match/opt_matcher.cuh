@@ -189,6 +189,11 @@ struct Matcher {
   DeviceBuffer<mask::Run> d_mask_runs;
   DeviceBuffer<uint16_t> d_mask_tm;  // cuda_mask::pack, for the re-scoring
   DeviceBuffer<uint2> d_mask_pre;
+  // Per size, kept between runs: the pipeline's map of T & b (NTT: exact SSD', cuFFT: the
+  // approximate one) and the per-position words (NTT: the score; cuFFT: the two rank keys).
+  DeviceBuffer<uint32_t> d_mask_ssd;
+  DeviceBuffer<double> d_mask_approx;
+  DeviceBuffer<uint64_t> d_mask_a, d_mask_b;
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   bool graphs_disabled = false;

@@ -6,10 +6,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "common.cuh"
 #include "common/gray.hpp"
@@ -68,6 +74,41 @@ struct Worker {
 
 }  // namespace
 
+// PARVIS_UPLOAD_TRACE=1: where a staged upload's time goes, on stderr (µs from the call's start):
+// each piece's worker, when it began, when its slot was free, when its host copy ended and when
+// its DMA was issued; then when the workers were done issuing and when the DMAs were done.
+struct UploadTrace {
+  using Clock = std::chrono::steady_clock;
+  struct Piece {
+    int worker = -1;
+    size_t bytes = 0;
+    double at[4] = {};  // began, slot free, copied, issued
+  };
+  bool on = false;
+  Clock::time_point t0 = Clock::now();
+  std::vector<Piece> pieces;
+  double setup = 0, issued = 0;
+
+  double now() const { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+  void mark(size_t i, int step) {
+    if (on) pieces[i].at[step] = now();
+  }
+  void print(size_t bytes, int n, double since_prepare_ms, double done) const {
+    std::fprintf(stderr,
+                 "upload trace: %zu bytes, %zu pieces, %d workers, %.1f ms after prepare: set-up "
+                 "%.0f us, issued by %.0f us, DMAs done %.0f us (%.1f GB/s)\n",
+                 bytes, pieces.size(), n, since_prepare_ms, setup, issued, done, bytes / done * 1e-3);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      std::fprintf(stderr,
+                   "  piece %2zu worker %d: began %6.0f  slot +%4.0f  copy +%5.0f (%4.1f GB/s)  "
+                   "issue +%3.0f\n",
+                   i, p.worker, p.at[0], p.at[1] - p.at[0], p.at[2] - p.at[1],
+                   p.bytes / std::max(p.at[2] - p.at[1], 1e-3) * 1e-3, p.at[3] - p.at[2]);
+    }
+  }
+};
+
 struct StagedCopier::Impl {
   TransferConfig cfg;
   bool ready = false;
@@ -79,8 +120,10 @@ struct StagedCopier::Impl {
   // slot_workers workers, and its device twin (the RGB pieces before their conversion).
   PinnedBuffer<uint8_t> host_block;
   DeviceBuffer<uint8_t> dev_block;
+  DeviceBuffer<uint8_t> warm_sink;  // warm_up's DMAs land here
   size_t slot_bytes = 0, dev_slot_bytes = 0;
   int slot_workers = 0, dev_slot_workers = 0;
+  UploadTrace::Clock::time_point prepared_at = UploadTrace::Clock::now();  // for the trace
   // pageable / register RGB -> grey and linear: the rows on the device before their conversion
   // or repack; scratch_done: recorded after the last work that reads it.
   DeviceBuffer<uint8_t> scratch;
@@ -88,6 +131,7 @@ struct StagedCopier::Impl {
 
   ~Impl() { release(); }
   void release() {
+    pool.wait();  // a warm-up still using the workers
     for (Worker& w : workers) {
       if (w.stream) cudaStreamSynchronize(w.stream);
       for (cudaEvent_t e : w.ev) cudaEventDestroy(e);
@@ -130,6 +174,7 @@ struct StagedCopier::Impl {
   // block each side, grown (never shrunk) when a copy needs larger slots or more workers.
   Status ensure_slots(int n, size_t bytes, size_t dev_bytes) {
     const size_t S = size_t(cfg.slots);
+    pool.wait();  // a warm-up may still read the slots
     if (slot_bytes < bytes || slot_workers < n) {
       PARVIS_TRY(sync_workers());  // no DMA may still use the old slots
       const size_t b = std::max(bytes, slot_bytes);
@@ -218,38 +263,39 @@ struct StagedCopier::Impl {
     return Status::Ok();
   }
 
-  // TransferConfig::warm: the first n workers bind the device, write their slots once and
-  // copy them to the GPU once (the slots' first touch and first DMAs, into a device buffer freed
-  // after), their slot events recorded: what a first copy would otherwise pay.
-  Status warm_up(int n) {
-    if (n <= 0 || slot_bytes == 0) return Status::Ok();
-    const size_t S = size_t(cfg.slots);
-    DeviceBuffer<uint8_t> sink;  // no room on the GPU: the slots are only touched, not copied
-    const bool dma = sink.alloc(size_t(n) * S * slot_bytes).ok();
-    if (!dma) (void)cudaGetLastError();
-    std::vector<Status> errs(static_cast<size_t>(n));
+  // TransferConfig::warm: the first use of the first n workers' streams and slots, in the
+  // background on the pool's threads (pool thread i takes worker i, thread 1 also worker 0):
+  // one small DMA from each slot, its event recorded, and the grey kernel loaded. On the H100
+  // host a thread's first DMA issue took 30-150 µs inside the first copy (PARVIS_UPLOAD_TRACE);
+  // here it runs while the caller goes on (a match call prepares its copier milliseconds
+  // before the upload). The copier's next call waits for it (Pool::run, ensure_slots). A
+  // failure here is left to that call, which makes the same CUDA calls, checked.
+  void warm_up(int n, bool gray) {
+    pool.wait();
+    if (n <= 0 || slot_bytes == 0 || pool.size() < 2) return;
+    const size_t S = size_t(cfg.slots), probe = std::min<size_t>(slot_bytes, 4096);
+    if (warm_sink.size() < size_t(n) * S * probe && !warm_sink.alloc(size_t(n) * S * probe).ok()) {
+      (void)cudaGetLastError();
+      return;
+    }
     const int dev = device;
-    pool.run(n, [&](int wi) {
-      Worker& w = workers[size_t(wi)];
-      auto step = [&]() -> Status {
-        if (wi != 0) CUDA_CHECK(cudaSetDevice(dev));
+    pool.post(pool.size(), [this, n, S, probe, gray, dev](int thread) {
+      (void)cudaSetDevice(dev);
+      auto warm_worker = [&](int wi) {
+        Worker& w = workers[size_t(wi)];
         for (size_t k = 0; k < S; ++k) {
-          CUDA_CHECK(cudaEventSynchronize(w.ev[k]));  // no DMA still reads the slot
-          uint8_t* h = w.host + k * slot_bytes;
-          std::memset(h, 0, slot_bytes);
-          if (dma)
-            CUDA_CHECK(cudaMemcpyAsync(sink.get() + (size_t(wi) * S + k) * slot_bytes, h, slot_bytes,
-                                       cudaMemcpyHostToDevice, w.stream));
-          CUDA_CHECK(cudaEventRecord(w.ev[k], w.stream));
+          (void)cudaMemcpyAsync(warm_sink.get() + (size_t(wi) * S + k) * probe,
+                                w.host + k * slot_bytes, probe, cudaMemcpyHostToDevice, w.stream);
+          (void)cudaEventRecord(w.ev[k], w.stream);
         }
-        return Status::Ok();
       };
-      errs[size_t(wi)] = step();
+      if (thread == 1) {
+        warm_worker(0);
+        cudaFuncAttributes attr;  // loads the kernel (lazy loading: else at its first launch)
+        if (gray) (void)cudaFuncGetAttributes(&attr, rgb_rows_to_gray);
+      }
+      if (thread < n) warm_worker(thread);
     });
-    for (int i = 0; i < n; ++i) CUDA_CHECK(cudaStreamSynchronize(workers[size_t(i)].stream));
-    for (const Status& s : errs)
-      if (!s.ok()) return s;
-    return Status::Ok();
   }
 
   // Runs body(worker, piece index) over the pieces, n workers, each on its own pieces in turn.
@@ -299,6 +345,7 @@ Status StagedCopier::init(const TransferConfig& c) {
     return Status::usage("staged copy: 1..64 threads, 1..8 slots and a chunk of at least 1 byte");
   if (m.ready && m.cfg.threads == c.threads && m.cfg.slots == c.slots) {
     m.cfg = c;  // chunk and thresholds change nothing allocated
+    m.pool.set_spin(c.spin_us);
     return Status::Ok();
   }
   m.release();
@@ -313,7 +360,11 @@ Status StagedCopier::init(const TransferConfig& c) {
     w.ev.assign(size_t(c.slots), nullptr);
     for (cudaEvent_t& e : w.ev) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  if (m.pool.size() != c.threads) m.pool.start(c.threads - 1);
+  m.pool.set_spin(c.spin_us);
+  if (m.pool.size() != c.threads) {
+    const int dev = m.device;
+    m.pool.start(c.threads - 1, [dev] { (void)cudaSetDevice(dev); });  // the run checks it again
+  }
   m.ready = true;
   return Status::Ok();
 }
@@ -332,7 +383,8 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   if (t == Transfer::Staged) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, &st));
-    if (m.cfg.warm) PARVIS_TRY(m.warm_up(st.n));
+    if (m.cfg.warm) m.warm_up(st.n, rgb_to_gray);
+    m.prepared_at = UploadTrace::Clock::now();
   } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
     // the rows' span where the host rows are tight (a copy from wider rows grows it)
     CUDA_CHECK(cudaEventSynchronize(m.scratch_done));
@@ -342,14 +394,63 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
 }
 
 namespace {
+#if defined(__SSE2__)
+// The 16-byte blocks of [dst, dst + n) (dst 16-byte aligned), from src or (kZeros) zeros, by
+// non-temporal stores; returns the blocks' bytes.
+template <bool kZeros>
+size_t stream_blocks(uint8_t* dst, const uint8_t* src, size_t n) {
+  auto load = [src](size_t k) {
+    return kZeros ? _mm_setzero_si128() : _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
+  };
+  size_t k = 0;
+  for (; k + 64 <= n; k += 64) {
+    const __m128i a = load(k), b = load(k + 16), c = load(k + 32), d = load(k + 48);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 48), d);
+  }
+  for (; k + 16 <= n; k += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), load(k));
+  return k;
+}
+#endif
+// n bytes of the user's image into a pinned slot (src null: zeros). `stream`: with
+// non-temporal stores where the host has them (x86-64): the slot is read next by the DMA, not by
+// this core, so its lines need no read for ownership and do not evict the source from the cache
+// (TransferConfig::nt). Every aligned 16-byte block of the slot is streamed, padding included,
+// so that a slot written row after row fills whole lines of streamed stores.
+void to_slot(uint8_t* dst, const uint8_t* src, size_t n, bool stream) {
+  auto plain = [](uint8_t* d, const uint8_t* s, size_t k) { s ? std::memcpy(d, s, k) : std::memset(d, 0, k); };
+#if defined(__SSE2__)
+  if (stream && n >= 16) {
+    const size_t head = std::min(n, (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15);
+    plain(dst, src, head);
+    dst += head, n -= head;
+    if (src) src += head;
+    const size_t k = src ? stream_blocks<false>(dst, src, n) : stream_blocks<true>(dst, src, n);
+    dst += k, n -= k;
+    if (src) src += k;
+  }
+#else
+  (void)stream;
+#endif
+  plain(dst, src, n);
+}
+// After a piece's last to_slot: its streamed stores visible before the DMA is issued.
+void slot_written() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 // Copies a piece's rows between the user's rows (`pitch` apart) and a tight slot.
-void pack(uint8_t* slot, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p) {
+void pack(uint8_t* slot, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p, bool nt) {
   const uint8_t* s = base + p.row0 * pitch + p.col0;
   if (pitch == p.ncols) {
-    std::memcpy(slot, s, p.nrows * p.ncols);
-    return;
+    to_slot(slot, s, p.nrows * p.ncols, nt);
+  } else {
+    for (size_t r = 0; r < p.nrows; ++r) to_slot(slot + r * p.ncols, s + r * pitch, p.ncols, nt);
   }
-  for (size_t r = 0; r < p.nrows; ++r) std::memcpy(slot + r * p.ncols, s + r * pitch, p.ncols);
+  slot_written();
 }
 void unpack(uint8_t* base, size_t pitch, const uint8_t* slot, const PiecePlan::Piece& p) {
   uint8_t* d = base + p.row0 * pitch + p.col0;
@@ -374,42 +475,58 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     return Status::Ok();
   }
   if (t == Transfer::Staged) {
+    UploadTrace tr;
     Impl::Staging st;
     PARVIS_TRY(m.begin(width, rows, dpitch, gray, stream, &st));
     const PiecePlan& p = st.p;
     const int n = st.n;
     const size_t padded = st.padded;
+    tr.on = m.cfg.trace;
+    if (tr.on) tr.pieces.resize(p.count), tr.setup = tr.now();
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);
     const Status s = m.run(n, p.count, [&](int wi, size_t i) -> Status {
       Worker& w = m.workers[size_t(wi)];
       const unsigned slot = next_slot[size_t(wi)];
       next_slot[size_t(wi)] = (slot + 1) % unsigned(m.cfg.slots);
       const PiecePlan::Piece pc = p.at(i);
+      tr.mark(i, 0);
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
+      tr.mark(i, 1);
       uint8_t* h = w.host + size_t(slot) * m.slot_bytes;
       if (padded) {  // rows of the device pitch, the bytes past width zero: one 1-D DMA
         const uint8_t* sr = src + pc.row0 * spitch;
         for (size_t r = 0; r < pc.nrows; ++r) {
-          std::memcpy(h + r * padded, sr + r * spitch, pc.ncols);
-          std::memset(h + r * padded + pc.ncols, 0, padded - pc.ncols);
+          to_slot(h + r * padded, sr + r * spitch, pc.ncols, m.cfg.nt);
+          to_slot(h + r * padded + pc.ncols, nullptr, padded - pc.ncols, m.cfg.nt);
         }
+        slot_written();
+        tr.mark(i, 2);
         CUDA_CHECK(cudaMemcpyAsync(dst + pc.row0 * dpitch, h, pc.nrows * padded,
                                    cudaMemcpyHostToDevice, w.stream));
       } else if (gray) {
-        pack(h, src, spitch, pc);
+        pack(h, src, spitch, pc, m.cfg.nt);
+        tr.mark(i, 2);
         uint8_t* d = w.dev + size_t(slot) * m.dev_slot_bytes;
         CUDA_CHECK(cudaMemcpyAsync(d, h, pc.nrows * pc.ncols, cudaMemcpyHostToDevice, w.stream));
         PARVIS_TRY(launch_gray(d, pc.ncols, dst + pc.row0 * dpitch, dpitch, int(pc.ncols / 3),
                                int(pc.nrows), w.stream));
       } else {
-        pack(h, src, spitch, pc);
+        pack(h, src, spitch, pc, m.cfg.nt);
+        tr.mark(i, 2);
         CUDA_CHECK(cudaMemcpy2DAsync(dst + pc.row0 * dpitch + pc.col0, dpitch, h, pc.ncols,
                                      pc.ncols, pc.nrows, cudaMemcpyHostToDevice, w.stream));
       }
       CUDA_CHECK(cudaEventRecord(w.ev[slot], w.stream));
+      if (tr.on) tr.pieces[i].worker = wi, tr.pieces[i].bytes = pc.nrows * pc.ncols, tr.mark(i, 3);
       return Status::Ok();
     });
-    return m.end(st, stream, s, local, info);
+    if (!tr.on) return m.end(st, stream, s, local, info);
+    tr.issued = tr.now();
+    PARVIS_TRY(m.end(st, stream, s, local, info));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tr.print(width * rows, n,
+             std::chrono::duration<double, std::milli>(tr.t0 - m.prepared_at).count(), tr.now());
+    return Status::Ok();
   }
   // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the
   // scratch; linear: their whole span (host pitch kept) in one 1-D copy into the scratch, then

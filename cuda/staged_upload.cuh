@@ -63,11 +63,16 @@ struct TransferConfig {
   size_t pinned = 0;     // staged: the most pinned bytes of all slots together, 0: no cap
                          // (PARVIS_UPLOAD_PINNED); pieces shrink to fit (>= 4 KiB, or one row
                          // where pieces are whole rows)
-  bool warm = false;     // staged: prepare() also wakes the workers it allocated for, each of
-                         // which binds the device, writes its slots once and copies them to
-                         // the GPU once (their first touch and first DMAs): the first copy
-                         // then pays none of that (PARVIS_UPLOAD_WARM=1)
+  bool warm = true;      // staged: prepare() also has the pool's threads make each worker's
+                         // first DMA from its slots, in the background (the first copy then
+                         // does not pay it; PARVIS_UPLOAD_WARM=0: not)
+  bool nt = true;        // staged uploads write the slots with non-temporal stores where the
+                         // host has them (PARVIS_UPLOAD_NT=0: memcpy)
   bool ahead = false;    // upload_ahead_start does its work (PARVIS_UPLOAD_AHEAD=1)
+  unsigned spin_us = 300;  // how long an idle worker spins before it sleeps, µs
+                           // (PARVIS_UPLOAD_SPIN, 0..1000000; also from its start)
+  bool trace = false;    // each staged upload prints its workers' and pieces' times on stderr
+                         // (PARVIS_UPLOAD_TRACE=1; a diagnosis of a process's first copy)
 };
 
 // The defaults above, overridden by PARVIS_UPLOAD=auto|pageable|staged|register|linear (direct,
@@ -76,7 +81,8 @@ struct TransferConfig {
 // PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1),
 // PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1),
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
-// PARVIS_UPLOAD_AHEAD (0 or 1). A malformed value is a usage error.
+// PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_TRACE (0 or 1). A malformed
+// value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).

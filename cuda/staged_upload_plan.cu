@@ -75,6 +75,11 @@ Status transfer_config_from_env(TransferConfig* out) {
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_2D", &c.copy_2d));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_WARM", &c.warm));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_AHEAD", &c.ahead));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_TRACE", &c.trace));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_NT", &c.nt));
+  size_t spin = c.spin_us;
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_SPIN", 0, 1000000, "0..1000000 (µs)", &spin));
+  c.spin_us = unsigned(spin);
   size_t n = size_t(c.threads);
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_THREADS", 1, 64, "1..64", &n));
   c.threads = int(n);

@@ -20,7 +20,8 @@
 // wall time from the call to the end of its copy.
 // What one plain call pays (issue 14: a process's first copy), a FRESH copier each repetition
 // (its first result checked like the others), for auto, staged on 1/2/4 threads, auto with the
-// pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_WARM=1 (h2d-warm), linear,
+// pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_WARM=0 (h2d-nowarm), auto with
+// PARVIS_UPLOAD_NT=0 (h2d-memcpy: the slots written by memcpy; also a prepared row), linear,
 // pageable and register (and gray-device-* for RGB):
 //   <row>-fresh         init (streams, events, the pool's threads) + prepare (the pinned slots,
 //                       one block) + the copy: the whole cost of a copier made for one call
@@ -162,7 +163,8 @@ Status bench_size(const Size& s, const Options& o) {
     line(s, name, 1, ms, reps, bytes, 0);
     return Status::Ok();
   };
-  const std::vector<int> threads = o.quick ? std::vector<int>{4, 8} : std::vector<int>{1, 2, 4, 8};
+  std::vector<int> threads = o.quick ? std::vector<int>{4, 8} : std::vector<int>{1, 2, 4, 8};
+  if (const int hw = int(std::thread::hardware_concurrency()); hw > 8) threads.push_back(std::min(hw, 64));
   const std::vector<size_t> chunks_mib = o.quick ? std::vector<size_t>{2, 4} : std::vector<size_t>{2, 4, 8};
   const cuda::TransferConfig auto_cfg = copier_config(
       cuda::Transfer::Auto, cuda::TransferConfig().threads, cuda::TransferConfig().chunk);
@@ -218,9 +220,12 @@ Status bench_size(const Size& s, const Options& o) {
     PARVIS_TRY(run_fresh(copier_config(cuda::Transfer::Staged, t, size_t(2) << 20), "h2d-staged" + std::to_string(t), false));
   for (size_t mib : {1, 4})
     PARVIS_TRY(run_fresh(capped(mib), "h2d-cap" + std::to_string(mib) + "M", false));
-  cuda::TransferConfig warm = auto_cfg;  // prepare also touches the slots and wakes the workers
-  warm.warm = true;
-  PARVIS_TRY(run_fresh(warm, "h2d-warm", false));
+  cuda::TransferConfig cold = auto_cfg;  // no warm-up in the background after prepare
+  cold.warm = false;
+  PARVIS_TRY(run_fresh(cold, "h2d-nowarm", false));
+  cuda::TransferConfig plain = auto_cfg;  // the slots written by memcpy, not streamed
+  plain.nt = false;
+  PARVIS_TRY(run_fresh(plain, "h2d-memcpy", false));
   for (cuda::Transfer t : {cuda::Transfer::Linear, cuda::Transfer::Pageable, cuda::Transfer::Register})
     PARVIS_TRY(run_fresh(copier_config(t, 1, size_t(2) << 20), std::string("h2d-") + cuda::transfer_name(t), false));
   if (s.c == 3) {
@@ -287,6 +292,7 @@ Status bench_size(const Size& s, const Options& o) {
   // One 2-D DMA per piece (tight slot rows) instead of padded rows; and the default (auto).
   PARVIS_TRY(run_mode(cuda::Transfer::Staged, 4, size_t(2) << 20, "staged2d-2M", true));
   PARVIS_TRY(run_config(auto_cfg, "auto"));
+  PARVIS_TRY(run_config(plain, "memcpy"));
   for (size_t mib : {1, 4}) PARVIS_TRY(run_config(capped(mib), "cap" + std::to_string(mib) + "M"));
   {  // d2h floor
     cuda::PinnedBuffer<uint8_t> pinned;

@@ -15,35 +15,56 @@ namespace parvis::cuda::upload {
 class Pool {
  public:
   ~Pool() { stop_all(); }
-  void start(int extra) {
+  // `extra` threads; each runs on_start first (the staged copier binds its device there, so
+  // that a worker's first CUDA call is not paid inside a copy).
+  void start(int extra, std::function<void()> on_start = {}) {
     stop_all();
     stop_ = false;
+    on_start_ = std::move(on_start);
     const uint64_t g = gen_;  // a new thread waits for the next job, not one already run
     for (int i = 1; i <= extra; ++i) threads_.emplace_back([this, i, g] { loop(i, g); });
   }
   int size() const { return int(threads_.size()) + 1; }
-  // f(0) here, f(1..workers-1) on the pool; returns when all are done.
+  // How long an idle thread spins (yielding) before it sleeps: also right after its start, so
+  // that a copy soon after the pool's start finds its threads awake.
+  void set_spin(unsigned us) { spin_us_.store(us, std::memory_order_relaxed); }
+  // f(0) here, f(1..workers-1) on the pool; returns when all are done (after a posted job).
   void run(int workers, const std::function<void(int)>& f) {
+    wait();
     if (workers > 1 && !threads_.empty()) {
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        job_ = &f;
-        active_ = workers;
-        pending_ = int(threads_.size());
-        ++gen_;
-        agen_.store(gen_, std::memory_order_release);
-      }
-      cv_.notify_all();
+      publish(workers, &f);
       f(0);
-      std::unique_lock<std::mutex> lk(mu_);
-      done_.wait(lk, [this] { return pending_ == 0; });
-      job_ = nullptr;
+      wait();
     } else {
       f(0);
     }
   }
+  // f(1..workers-1) on the pool in the background; the next run, post or wait waits for it.
+  void post(int workers, std::function<void(int)> f) {
+    wait();
+    if (workers <= 1 || threads_.empty()) return;
+    posted_ = std::move(f);
+    publish(workers, &posted_);
+  }
+  // Until the pool's threads are done with the last job.
+  void wait() {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_.wait(lk, [this] { return pending_ == 0; });
+    job_ = nullptr;
+  }
 
  private:
+  void publish(int workers, const std::function<void(int)>* f) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      job_ = f;
+      active_ = workers;
+      pending_ = int(threads_.size());
+      ++gen_;
+      agen_.store(gen_, std::memory_order_release);
+    }
+    cv_.notify_all();
+  }
   void stop_all() {
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -54,11 +75,13 @@ class Pool {
     threads_.clear();
   }
   void loop(int index, uint64_t seen) {
+    if (on_start_) on_start_();
     for (;;) {
       // Spin a little before sleeping: frames and pieces follow each other within microseconds.
       const auto t0 = std::chrono::steady_clock::now();
       while (agen_.load(std::memory_order_acquire) == seen &&
-             std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(300))
+             std::chrono::steady_clock::now() - t0 <
+                 std::chrono::microseconds(spin_us_.load(std::memory_order_relaxed)))
         std::this_thread::yield();
       std::unique_lock<std::mutex> lk(mu_);
       cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
@@ -77,9 +100,12 @@ class Pool {
   std::mutex mu_;
   std::condition_variable cv_, done_;
   const std::function<void(int)>* job_ = nullptr;
+  std::function<void(int)> posted_;  // a job of post(), kept while it runs
+  std::function<void()> on_start_;
   int active_ = 0, pending_ = 0;
   uint64_t gen_ = 0;
   std::atomic<uint64_t> agen_{0};
+  std::atomic<unsigned> spin_us_{300};
   bool stop_ = false;
 };
 

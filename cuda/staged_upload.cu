@@ -11,6 +11,8 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -74,6 +76,88 @@ struct Worker {
 
 }  // namespace
 
+// ---- the user's rows into pinned memory --------------------------------------------------------
+namespace {
+#if defined(__SSE2__)
+// The 16-byte blocks of [dst, dst + n) (dst 16-byte aligned), from src or (kZeros) zeros, by
+// non-temporal stores; returns the blocks' bytes.
+template <bool kZeros>
+size_t stream_blocks(uint8_t* dst, const uint8_t* src, size_t n) {
+  auto load = [src](size_t k) {
+    return kZeros ? _mm_setzero_si128() : _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
+  };
+  size_t k = 0;
+  for (; k + 64 <= n; k += 64) {
+    const __m128i a = load(k), b = load(k + 16), c = load(k + 32), d = load(k + 48);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 48), d);
+  }
+  for (; k + 16 <= n; k += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), load(k));
+  return k;
+}
+#endif
+// n bytes of the user's image into a pinned slot (src null: zeros). `stream`: with
+// non-temporal stores where the host has them (x86-64): the slot is read next by the DMA, not by
+// this core, so its lines need no read for ownership and do not evict the source from the cache
+// (TransferConfig::nt). Every aligned 16-byte block of the slot is streamed, padding included,
+// so that a slot written row after row fills whole lines of streamed stores.
+void to_slot(uint8_t* dst, const uint8_t* src, size_t n, bool stream) {
+  auto plain = [](uint8_t* d, const uint8_t* s, size_t k) { s ? std::memcpy(d, s, k) : std::memset(d, 0, k); };
+#if defined(__SSE2__)
+  if (stream && n >= 16) {
+    const size_t head = std::min(n, (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15);
+    plain(dst, src, head);
+    dst += head, n -= head;
+    if (src) src += head;
+    const size_t k = src ? stream_blocks<false>(dst, src, n) : stream_blocks<true>(dst, src, n);
+    dst += k, n -= k;
+    if (src) src += k;
+  }
+#else
+  (void)stream;
+#endif
+  plain(dst, src, n);
+}
+// After a piece's last to_slot: its streamed stores visible before the DMA is issued.
+void slot_written() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+// Copies a piece's rows between the user's rows (`pitch` apart) and a tight slot.
+void pack(uint8_t* slot, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p, bool nt) {
+  const uint8_t* s = base + p.row0 * pitch + p.col0;
+  if (pitch == p.ncols) {
+    to_slot(slot, s, p.nrows * p.ncols, nt);
+  } else {
+    for (size_t r = 0; r < p.nrows; ++r) to_slot(slot + r * p.ncols, s + r * pitch, p.ncols, nt);
+  }
+  slot_written();
+}
+// A piece of the user's rows into pinned memory as its DMA takes it: rows `padded` apart with
+// zeroed pads (padded != 0), else tight rows.
+void fill_piece(uint8_t* h, const uint8_t* src, size_t spitch, const PiecePlan::Piece& pc,
+                size_t padded, bool nt) {
+  if (!padded) return pack(h, src, spitch, pc, nt);
+  const uint8_t* sr = src + pc.row0 * spitch;
+  for (size_t r = 0; r < pc.nrows; ++r) {
+    to_slot(h + r * padded, sr + r * spitch, pc.ncols, nt);
+    to_slot(h + r * padded + pc.ncols, nullptr, padded - pc.ncols, nt);
+  }
+  slot_written();
+}
+void unpack(uint8_t* base, size_t pitch, const uint8_t* slot, const PiecePlan::Piece& p) {
+  uint8_t* d = base + p.row0 * pitch + p.col0;
+  if (pitch == p.ncols) {
+    std::memcpy(d, slot, p.nrows * p.ncols);
+    return;
+  }
+  for (size_t r = 0; r < p.nrows; ++r) std::memcpy(d + r * pitch, slot + r * p.ncols, p.ncols);
+}
+}  // namespace
+
 // PARVIS_UPLOAD_TRACE=1: where a staged upload's time goes, on stderr (µs from the call's start):
 // each piece's worker, when it began, when its slot was free, when its host copy ended and when
 // its DMA was issued; then when the workers were done issuing and when the DMAs were done.
@@ -114,6 +198,7 @@ struct StagedCopier::Impl {
   bool ready = false;
   int device = 0;
   cudaEvent_t start = nullptr;
+  cudaEvent_t block_done = nullptr;  // after the DMAs of the last staged upload
   std::deque<Worker> workers;
   upload::Pool pool;
   // Every worker's slots: one pinned block (worker i at i x slots x slot_bytes) for the first
@@ -143,6 +228,11 @@ struct StagedCopier::Impl {
     slot_workers = dev_slot_workers = 0;
     if (start) cudaEventDestroy(start);
     start = nullptr;
+    if (block_done) {
+      cudaEventSynchronize(block_done);
+      cudaEventDestroy(block_done);
+    }
+    block_done = nullptr;
     if (scratch_done) {
       cudaEventSynchronize(scratch_done);
       cudaEventDestroy(scratch_done);
@@ -203,14 +293,26 @@ struct StagedCopier::Impl {
     }
     return Status::Ok();
   }
+  // A pinned block of at least `bytes` for a one-pass upload (the slots, which share it, are
+  // laid out again by their next ensure_slots).
+  Status ensure_block(size_t bytes) {
+    pool.wait();
+    if (host_block.size() >= bytes) return Status::Ok();
+    PARVIS_TRY(sync_workers());  // no DMA may still read the old block
+    slot_bytes = 0;
+    slot_workers = 0;
+    size_t have = 0;
+    if (uint8_t* p = upload_ahead_take(bytes, &have)) host_block.adopt(p, have);
+    return host_block.alloc(bytes);
+  }
   // The scratch of at least `bytes`, free of the work that read it before (on any stream), and
-  // `stream` ordered after that work.
+  // `stream` (when given) ordered after that work.
   Status ensure_scratch(size_t bytes, cudaStream_t stream) {
     if (scratch.size() < bytes) {
       CUDA_CHECK(cudaEventSynchronize(scratch_done));  // an earlier conversion may still read it
       PARVIS_TRY(scratch.alloc(bytes));
     }
-    CUDA_CHECK(cudaStreamWaitEvent(stream, scratch_done, 0));
+    if (stream) CUDA_CHECK(cudaStreamWaitEvent(stream, scratch_done, 0));
     return Status::Ok();
   }
 
@@ -220,29 +322,55 @@ struct StagedCopier::Impl {
     PiecePlan p;
     int n = 0;
     size_t padded = 0;
+    bool one_pass = false;  // the whole image in the pinned block at once (upload_one_pass)
+    static constexpr size_t kPiece = size_t(256) << 10;  // one-pass pieces: at most this
   };
-  Status reserve(size_t width, size_t rows, size_t pitch, bool gray, Staging* st) {
-    const int threads = threads_for(width * rows);
-    st->p = plan_pieces(width, rows, piece_limit(cfg, threads), threads, gray);
-    st->n = int(std::min<size_t>(size_t(threads), st->p.count));
+  // One pass (TransferConfig::one_pass): an upload of whole-row pieces whose rows (as the slots
+  // would hold them) fit in the pinned bytes the slots may take; its pieces are smaller (the
+  // first DMA starts sooner; a piece costs no CUDA call).
+  size_t one_pass_limit(int threads) const {
+    return cfg.pinned ? cfg.pinned : size_t(threads) * size_t(cfg.slots) * cfg.chunk;
+  }
+  Status reserve(size_t width, size_t rows, size_t pitch, bool gray, bool upload, Staging* st) {
+    const size_t bytes = width * rows;
+    int threads = threads_for(bytes);
+    size_t limit = piece_limit(cfg, threads);
+    st->p = plan_pieces(width, rows, limit, threads, gray);
     st->padded = gray ? 0 : padded_pitch(st->p, pitch);
+    const size_t row_bytes = st->padded ? st->padded : width;
+    // One pass: all the threads from staged_min on (its pieces cost no CUDA call, so auto's
+    // fewer threads for mid sizes, measured on the slots, do not apply).
+    const int all = cfg.mode == Transfer::Auto && bytes < cfg.staged_min ? 1 : cfg.threads;
+    st->one_pass = upload && cfg.one_pass && st->p.rows_per_piece &&
+                   rows * row_bytes <= one_pass_limit(all);
+    if (st->one_pass) {
+      threads = all;
+      limit = std::min(piece_limit(cfg, threads), Staging::kPiece);
+      st->p = plan_pieces(width, rows, limit, threads, true);
+      st->n = int(std::min<size_t>(size_t(threads), st->p.count));
+      PARVIS_TRY(ensure_block(rows * row_bytes));
+      return gray ? ensure_scratch(bytes, nullptr) : Status::Ok();
+    }
+    st->n = int(std::min<size_t>(size_t(threads), st->p.count));
     return ensure_slots(st->n, slot_need(st->p, st->padded), gray ? st->p.piece_bytes : 0);
   }
-  Status begin(size_t width, size_t rows, size_t pitch, bool gray, cudaStream_t stream,
-               Staging* st) {
-    PARVIS_TRY(reserve(width, rows, pitch, gray, st));
-    return fork(st->n, stream);
+  Status begin(size_t width, size_t rows, size_t pitch, bool gray, bool upload,
+               cudaStream_t stream, Staging* st) {
+    PARVIS_TRY(reserve(width, rows, pitch, gray, upload, st));
+    return st->one_pass ? Status::Ok() : fork(st->n, stream);
   }
   // Its end: `stream` after the workers' copies (also after a failure: it waits for what ran),
   // then the pieces' status and the report.
   Status end(const Staging& st, cudaStream_t stream, const Status& pieces, TransferInfo local,
              TransferInfo* info) {
-    PARVIS_TRY(join(st.n, stream));
+    if (!st.one_pass) PARVIS_TRY(join(st.n, stream));
+    CUDA_CHECK(cudaEventRecord(block_done, stream));  // the next one-pass upload waits for it
     PARVIS_TRY(pieces);
     local.threads = st.n;
     local.piece = st.p.piece_bytes;
     local.padded = st.padded != 0;
-    local.pinned = size_t(slot_workers) * size_t(cfg.slots) * slot_bytes;
+    local.one_pass = st.one_pass;
+    local.pinned = st.one_pass ? host_block.size() : size_t(slot_workers) * size_t(cfg.slots) * slot_bytes;
     if (info) *info = local;
     return Status::Ok();
   }
@@ -263,21 +391,25 @@ struct StagedCopier::Impl {
     return Status::Ok();
   }
 
-  // TransferConfig::warm: the first use of the first n workers' streams and slots, in the
-  // background on the pool's threads (pool thread i takes worker i, thread 1 also worker 0):
-  // one small DMA from each slot, its event recorded, and the grey kernel loaded. On the H100
-  // host a thread's first DMA issue took 30-150 µs inside the first copy (PARVIS_UPLOAD_TRACE);
-  // here it runs while the caller goes on (a match call prepares its copier milliseconds
-  // before the upload). The copier's next call waits for it (Pool::run, ensure_slots). A
-  // failure here is left to that call, which makes the same CUDA calls, checked.
+  // TransferConfig::warm, in the background on the pool's threads, after prepare: the first use
+  // of the first n workers' streams and slots (pool thread i takes worker i, thread 1 also
+  // worker 0: one small DMA from each slot, its event recorded) and the grey kernel loaded
+  // (lazy loading: else at its first launch). On the H100 host a thread's first DMA issue took
+  // 30-150 µs inside the first copy (PARVIS_UPLOAD_TRACE). Then the threads stay awake up to
+  // TransferConfig::hot_ms for the copy (a match call prepares its copier 7-25 ms before its
+  // upload; woken from sleep, a thread started its piece ~50 µs late). The copier's next call
+  // waits for the job (Pool::run, ensure_slots); a failure here is left to that call, which
+  // makes the same CUDA calls, checked.
   void warm_up(int n, bool gray) {
     pool.wait();
-    if (n <= 0 || slot_bytes == 0 || pool.size() < 2) return;
+    if (pool.size() < 2) return;
     const size_t S = size_t(cfg.slots), probe = std::min<size_t>(slot_bytes, 4096);
-    if (warm_sink.size() < size_t(n) * S * probe && !warm_sink.alloc(size_t(n) * S * probe).ok()) {
+    if (n > 0 && slot_bytes && warm_sink.size() < size_t(n) * S * probe &&
+        !warm_sink.alloc(size_t(n) * S * probe).ok()) {
       (void)cudaGetLastError();
-      return;
+      n = 0;
     }
+    if (!slot_bytes) n = 0;
     const int dev = device;
     pool.post(pool.size(), [this, n, S, probe, gray, dev](int thread) {
       (void)cudaSetDevice(dev);
@@ -290,12 +422,84 @@ struct StagedCopier::Impl {
         }
       };
       if (thread == 1) {
-        warm_worker(0);
-        cudaFuncAttributes attr;  // loads the kernel (lazy loading: else at its first launch)
+        if (n > 0) warm_worker(0);
+        cudaFuncAttributes attr;
         if (gray) (void)cudaFuncGetAttributes(&attr, rgb_rows_to_gray);
       }
       if (thread < n) warm_worker(thread);
+    }, cfg.hot_ms * 1000u);
+  }
+
+  // A one-pass upload: the pieces' rows go to their own place in the pinned block (no slot is
+  // reused, so no copy waits for a DMA), by the pool's threads; the calling thread issues the
+  // DMAs on `stream` as the pieces become ready, a run of consecutive ready pieces in one copy
+  // (one thread talks to the driver: the workers' CUDA calls contended there, 10-100 µs each on
+  // the H100 host), and copies a piece itself when none is ready to issue. gray: the RGB rows
+  // go to the scratch, made grey there by one kernel after the last DMA.
+  Status upload_one_pass(const Staging& st, uint8_t* dst, size_t dpitch, const uint8_t* src,
+                  size_t spitch, size_t width, bool gray, cudaStream_t stream, UploadTrace& tr) {
+    const PiecePlan& p = st.p;
+    const size_t row_bytes = st.padded ? st.padded : width;
+    CUDA_CHECK(cudaEventSynchronize(block_done));  // the last upload's DMAs no longer read it
+    if (gray) PARVIS_TRY(ensure_scratch(p.rows * width, stream));
+    uint8_t* const block = host_block.get();
+    std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[p.count]);
+    for (size_t i = 0; i < p.count; ++i) ready[i].store(false, std::memory_order_relaxed);
+    std::atomic<size_t> next{0};
+    const bool nt = cfg.nt;
+    auto copy_next = [&](int wi) {
+      const size_t i = next.fetch_add(1);
+      if (i >= p.count) return false;
+      const PiecePlan::Piece pc = p.at(i);
+      tr.mark(i, 0);
+      tr.mark(i, 1);
+      fill_piece(block + pc.row0 * row_bytes, src, spitch, pc, st.padded, nt);
+      tr.mark(i, 2);
+      if (tr.on) tr.pieces[i].worker = wi, tr.pieces[i].bytes = pc.nrows * pc.ncols;
+      ready[i].store(true, std::memory_order_release);
+      return true;
+    };
+    Status issued = Status::Ok();
+    auto issue = [&]() -> Status {  // the calling thread
+      for (size_t first = 0; first < p.count;) {
+        if (!ready[first].load(std::memory_order_acquire)) {
+          if (!copy_next(0)) std::this_thread::yield();  // nothing to issue: copy a piece too
+          continue;
+        }
+        size_t end = first + 1;
+        while (end < p.count && ready[end].load(std::memory_order_acquire)) ++end;
+        const size_t r0 = p.at(first).row0, r1 = p.at(end - 1).row0 + p.at(end - 1).nrows;
+        const uint8_t* h = block + r0 * row_bytes;
+        if (st.padded) {
+          CUDA_CHECK(cudaMemcpyAsync(dst + r0 * dpitch, h, (r1 - r0) * row_bytes,
+                                     cudaMemcpyHostToDevice, stream));
+        } else if (gray) {  // the RGB rows to the scratch, made grey at the end
+          CUDA_CHECK(cudaMemcpyAsync(scratch.get() + r0 * width, h, (r1 - r0) * width,
+                                     cudaMemcpyHostToDevice, stream));
+        } else {
+          CUDA_CHECK(cudaMemcpy2DAsync(dst + r0 * dpitch, dpitch, h, width, width, r1 - r0,
+                                       cudaMemcpyHostToDevice, stream));
+        }
+        for (size_t i = first; i < end; ++i) tr.mark(i, 3);
+        first = end;
+      }
+      // One conversion of the whole image: per run, each would wait for its DMA and the next
+      // DMA for it (one stream), which left the link idle (H100: 19 against 25 GB/s).
+      if (gray)
+        PARVIS_TRY(launch_gray(scratch.get(), width, dst, dpitch, int(width / 3), int(p.rows), stream));
+      return Status::Ok();
+    };
+    pool.run(st.n, [&](int wi) {
+      if (wi == 0) {
+        issued = issue();
+        if (!issued.ok()) next.store(p.count);  // the workers stop at their next piece
+        return;
+      }
+      while (copy_next(wi)) {
+      }
     });
+    if (gray) CUDA_CHECK(cudaEventRecord(scratch_done, stream));
+    return issued;
   }
 
   // Runs body(worker, piece index) over the pieces, n workers, each on its own pieces in turn.
@@ -352,6 +556,7 @@ Status StagedCopier::init(const TransferConfig& c) {
   m.cfg = c;
   CUDA_CHECK(cudaGetDevice(&m.device));
   CUDA_CHECK(cudaEventCreateWithFlags(&m.start, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreateWithFlags(&m.block_done, cudaEventDisableTiming));
   CUDA_CHECK(cudaEventCreateWithFlags(&m.scratch_done, cudaEventDisableTiming));
   for (int i = 0; i < c.threads; ++i) m.workers.emplace_back();
   for (Worker& w : m.workers) {
@@ -382,8 +587,8 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   const Transfer t = choose(bytes);
   if (t == Transfer::Staged) {
     Impl::Staging st;
-    PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, &st));
-    if (m.cfg.warm) m.warm_up(st.n, rgb_to_gray);
+    PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, true, &st));
+    if (m.cfg.warm) m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots
     m.prepared_at = UploadTrace::Clock::now();
   } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
     // the rows' span where the host rows are tight (a copy from wider rows grows it)
@@ -393,74 +598,6 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   return Status::Ok();
 }
 
-namespace {
-#if defined(__SSE2__)
-// The 16-byte blocks of [dst, dst + n) (dst 16-byte aligned), from src or (kZeros) zeros, by
-// non-temporal stores; returns the blocks' bytes.
-template <bool kZeros>
-size_t stream_blocks(uint8_t* dst, const uint8_t* src, size_t n) {
-  auto load = [src](size_t k) {
-    return kZeros ? _mm_setzero_si128() : _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
-  };
-  size_t k = 0;
-  for (; k + 64 <= n; k += 64) {
-    const __m128i a = load(k), b = load(k + 16), c = load(k + 32), d = load(k + 48);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 48), d);
-  }
-  for (; k + 16 <= n; k += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), load(k));
-  return k;
-}
-#endif
-// n bytes of the user's image into a pinned slot (src null: zeros). `stream`: with
-// non-temporal stores where the host has them (x86-64): the slot is read next by the DMA, not by
-// this core, so its lines need no read for ownership and do not evict the source from the cache
-// (TransferConfig::nt). Every aligned 16-byte block of the slot is streamed, padding included,
-// so that a slot written row after row fills whole lines of streamed stores.
-void to_slot(uint8_t* dst, const uint8_t* src, size_t n, bool stream) {
-  auto plain = [](uint8_t* d, const uint8_t* s, size_t k) { s ? std::memcpy(d, s, k) : std::memset(d, 0, k); };
-#if defined(__SSE2__)
-  if (stream && n >= 16) {
-    const size_t head = std::min(n, (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15);
-    plain(dst, src, head);
-    dst += head, n -= head;
-    if (src) src += head;
-    const size_t k = src ? stream_blocks<false>(dst, src, n) : stream_blocks<true>(dst, src, n);
-    dst += k, n -= k;
-    if (src) src += k;
-  }
-#else
-  (void)stream;
-#endif
-  plain(dst, src, n);
-}
-// After a piece's last to_slot: its streamed stores visible before the DMA is issued.
-void slot_written() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
-// Copies a piece's rows between the user's rows (`pitch` apart) and a tight slot.
-void pack(uint8_t* slot, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p, bool nt) {
-  const uint8_t* s = base + p.row0 * pitch + p.col0;
-  if (pitch == p.ncols) {
-    to_slot(slot, s, p.nrows * p.ncols, nt);
-  } else {
-    for (size_t r = 0; r < p.nrows; ++r) to_slot(slot + r * p.ncols, s + r * pitch, p.ncols, nt);
-  }
-  slot_written();
-}
-void unpack(uint8_t* base, size_t pitch, const uint8_t* slot, const PiecePlan::Piece& p) {
-  uint8_t* d = base + p.row0 * pitch + p.col0;
-  if (pitch == p.ncols) {
-    std::memcpy(d, slot, p.nrows * p.ncols);
-    return;
-  }
-  for (size_t r = 0; r < p.nrows; ++r) std::memcpy(d + r * pitch, slot + r * p.ncols, p.ncols);
-}
-}  // namespace
 
 // One copy host -> device, `gray`: the rows are RGB (width = 3 W) and dst gets their grey.
 Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
@@ -477,14 +614,15 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
   if (t == Transfer::Staged) {
     UploadTrace tr;
     Impl::Staging st;
-    PARVIS_TRY(m.begin(width, rows, dpitch, gray, stream, &st));
+    PARVIS_TRY(m.begin(width, rows, dpitch, gray, true, stream, &st));
     const PiecePlan& p = st.p;
     const int n = st.n;
     const size_t padded = st.padded;
     tr.on = m.cfg.trace;
     if (tr.on) tr.pieces.resize(p.count), tr.setup = tr.now();
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);
-    const Status s = m.run(n, p.count, [&](int wi, size_t i) -> Status {
+    const Status s = st.one_pass ? m.upload_one_pass(st, dst, dpitch, src, spitch, width, gray, stream, tr)
+                                 : m.run(n, p.count, [&](int wi, size_t i) -> Status {
       Worker& w = m.workers[size_t(wi)];
       const unsigned slot = next_slot[size_t(wi)];
       next_slot[size_t(wi)] = (slot + 1) % unsigned(m.cfg.slots);
@@ -493,26 +631,17 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
       tr.mark(i, 1);
       uint8_t* h = w.host + size_t(slot) * m.slot_bytes;
+      fill_piece(h, src, spitch, pc, padded, m.cfg.nt);
+      tr.mark(i, 2);
       if (padded) {  // rows of the device pitch, the bytes past width zero: one 1-D DMA
-        const uint8_t* sr = src + pc.row0 * spitch;
-        for (size_t r = 0; r < pc.nrows; ++r) {
-          to_slot(h + r * padded, sr + r * spitch, pc.ncols, m.cfg.nt);
-          to_slot(h + r * padded + pc.ncols, nullptr, padded - pc.ncols, m.cfg.nt);
-        }
-        slot_written();
-        tr.mark(i, 2);
         CUDA_CHECK(cudaMemcpyAsync(dst + pc.row0 * dpitch, h, pc.nrows * padded,
                                    cudaMemcpyHostToDevice, w.stream));
       } else if (gray) {
-        pack(h, src, spitch, pc, m.cfg.nt);
-        tr.mark(i, 2);
         uint8_t* d = w.dev + size_t(slot) * m.dev_slot_bytes;
         CUDA_CHECK(cudaMemcpyAsync(d, h, pc.nrows * pc.ncols, cudaMemcpyHostToDevice, w.stream));
         PARVIS_TRY(launch_gray(d, pc.ncols, dst + pc.row0 * dpitch, dpitch, int(pc.ncols / 3),
                                int(pc.nrows), w.stream));
       } else {
-        pack(h, src, spitch, pc, m.cfg.nt);
-        tr.mark(i, 2);
         CUDA_CHECK(cudaMemcpy2DAsync(dst + pc.row0 * dpitch + pc.col0, dpitch, h, pc.ncols,
                                      pc.ncols, pc.nrows, cudaMemcpyHostToDevice, w.stream));
       }
@@ -594,7 +723,7 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
   }
   if (local.used == Transfer::Staged) {
     Impl::Staging st;  // padded: device rows whole, one 1-D DMA a piece
-    PARVIS_TRY(m.begin(width, rows, spitch, false, stream, &st));
+    PARVIS_TRY(m.begin(width, rows, spitch, false, false, stream, &st));
     const PiecePlan& p = st.p;
     const int n = st.n;
     const size_t padded = st.padded;

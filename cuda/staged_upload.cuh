@@ -69,6 +69,12 @@ struct TransferConfig {
   bool nt = true;        // staged uploads write the slots with non-temporal stores where the
                          // host has them (PARVIS_UPLOAD_NT=0: memcpy)
   bool ahead = false;    // upload_ahead_start does its work (PARVIS_UPLOAD_AHEAD=1)
+  bool one_pass = true;  // staged uploads of whole-row pieces that fit in the pinned bytes the
+                         // slots may take (threads x slots x chunk, or `pinned`) go in one pass:
+                         // each piece to its own place in one pinned block, the calling thread
+                         // issuing the DMAs as pieces are ready (PARVIS_UPLOAD_ONEPASS=0: slots)
+  unsigned hot_ms = 50;  // after prepare's warm-up the pool's threads stay awake (spinning) up to
+                         // this long for the first copy (PARVIS_UPLOAD_HOT, 0..1000 ms)
   unsigned spin_us = 300;  // how long an idle worker spins before it sleeps, µs
                            // (PARVIS_UPLOAD_SPIN, 0..1000000; also from its start)
   bool trace = false;    // each staged upload prints its workers' and pieces' times on stderr
@@ -81,8 +87,8 @@ struct TransferConfig {
 // PARVIS_UPLOAD_SLOTS (1..8), PARVIS_UPLOAD_MIN (bytes, K or M), PARVIS_UPLOAD_2D (0 or 1),
 // PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1),
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
-// PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_TRACE (0 or 1). A malformed
-// value is a usage error.
+// PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_ONEPASS (0 or 1), PARVIS_UPLOAD_HOT (ms),
+// PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_TRACE (0 or 1). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -93,6 +99,7 @@ struct TransferInfo {
   size_t piece = 0;   // staged: bytes per piece
   size_t pinned = 0;  // staged: the copier's pinned bytes (all slots) after the copy
   bool padded = false;  // staged: padded rows in 1-D DMAs
+  bool one_pass = false;  // staged: in one pass (TransferConfig::one_pass)
   std::string describe() const;  // e.g. "staged 4 threads x 512 KiB"
 };
 

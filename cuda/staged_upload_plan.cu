@@ -77,6 +77,10 @@ Status transfer_config_from_env(TransferConfig* out) {
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_AHEAD", &c.ahead));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_TRACE", &c.trace));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_NT", &c.nt));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_ONEPASS", &c.one_pass));
+  size_t hot = c.hot_ms;
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_HOT", 0, 1000, "0..1000 (ms)", &hot));
+  c.hot_ms = unsigned(hot);
   size_t spin = c.spin_us;
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_SPIN", 0, 1000000, "0..1000000 (µs)", &spin));
   c.spin_us = unsigned(spin);
@@ -94,7 +98,8 @@ std::string TransferInfo::describe() const {
   std::string s = transfer_name(used);
   if (used == Transfer::Staged) {
     const bool kib = piece < (size_t(1) << 20);
-    s += " " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " x " +
+    s += std::string(one_pass ? " one pass, " : " ") + std::to_string(threads) +
+         (threads == 1 ? " thread" : " threads") + " x " +
          std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB") +
          (padded ? ", padded rows" : ", 2-D");
   }

@@ -21,7 +21,8 @@
 // What one plain call pays (issue 14: a process's first copy), a FRESH copier each repetition
 // (its first result checked like the others), for auto, staged on 1/2/4 threads, auto with the
 // pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_WARM=0 (h2d-nowarm), auto with
-// PARVIS_UPLOAD_NT=0 (h2d-memcpy: the slots written by memcpy; also a prepared row), linear,
+// PARVIS_UPLOAD_NT=0 (h2d-memcpy: the slots written by memcpy; also a prepared row), auto with
+// PARVIS_UPLOAD_ONEPASS=0 (h2d-slots: never in one pass; also a prepared row), linear,
 // pageable and register (and gray-device-* for RGB):
 //   <row>-fresh         init (streams, events, the pool's threads) + prepare (the pinned slots,
 //                       one block) + the copy: the whole cost of a copier made for one call
@@ -190,7 +191,7 @@ Status bench_size(const Size& s, const Options& o) {
       PARVIS_TRY(cp->prepare(row, size_t(s.h), dpitch, gray));
       const double t1 = now_ms();
       // As in a match call, where other setup runs between prepare and the upload: the pool's
-      // threads asleep again (they spin 300 us after a job). Not timed.
+      // threads asleep again (they spin 300 us after a job, up to hot_ms after prepare). Not timed.
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       const double t2 = now_ms();
       if (gray)
@@ -226,6 +227,9 @@ Status bench_size(const Size& s, const Options& o) {
   cuda::TransferConfig plain = auto_cfg;  // the slots written by memcpy, not streamed
   plain.nt = false;
   PARVIS_TRY(run_fresh(plain, "h2d-memcpy", false));
+  cuda::TransferConfig slots = auto_cfg;  // never in one pass
+  slots.one_pass = false;
+  PARVIS_TRY(run_fresh(slots, "h2d-slots", false));
   for (cuda::Transfer t : {cuda::Transfer::Linear, cuda::Transfer::Pageable, cuda::Transfer::Register})
     PARVIS_TRY(run_fresh(copier_config(t, 1, size_t(2) << 20), std::string("h2d-") + cuda::transfer_name(t), false));
   if (s.c == 3) {
@@ -293,6 +297,7 @@ Status bench_size(const Size& s, const Options& o) {
   PARVIS_TRY(run_mode(cuda::Transfer::Staged, 4, size_t(2) << 20, "staged2d-2M", true));
   PARVIS_TRY(run_config(auto_cfg, "auto"));
   PARVIS_TRY(run_config(plain, "memcpy"));
+  PARVIS_TRY(run_config(slots, "slots"));
   for (size_t mib : {1, 4}) PARVIS_TRY(run_config(capped(mib), "cap" + std::to_string(mib) + "M"));
   {  // d2h floor
     cuda::PinnedBuffer<uint8_t> pinned;

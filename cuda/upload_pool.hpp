@@ -1,6 +1,7 @@
 // The staged copier's thread pool (staged_upload.cu): workers 1..n-1 of a copy (the calling
 // thread is worker 0), started once per configuration, woken per copy.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,7 +33,7 @@ class Pool {
   void run(int workers, const std::function<void(int)>& f) {
     wait();
     if (workers > 1 && !threads_.empty()) {
-      publish(workers, &f);
+      publish(workers, &f, 0);
       f(0);
       wait();
     } else {
@@ -40,11 +41,12 @@ class Pool {
     }
   }
   // f(1..workers-1) on the pool in the background; the next run, post or wait waits for it.
-  void post(int workers, std::function<void(int)> f) {
+  // After it the threads spin up to hot_us (or the usual spin, when longer) for the next job.
+  void post(int workers, std::function<void(int)> f, unsigned hot_us = 0) {
     wait();
     if (workers <= 1 || threads_.empty()) return;
     posted_ = std::move(f);
-    publish(workers, &posted_);
+    publish(workers, &posted_, hot_us);
   }
   // Until the pool's threads are done with the last job.
   void wait() {
@@ -54,10 +56,11 @@ class Pool {
   }
 
  private:
-  void publish(int workers, const std::function<void(int)>* f) {
+  void publish(int workers, const std::function<void(int)>* f, unsigned hot_us) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       job_ = f;
+      job_hot_us_ = hot_us;
       active_ = workers;
       pending_ = int(threads_.size());
       ++gen_;
@@ -70,18 +73,22 @@ class Pool {
       std::lock_guard<std::mutex> lk(mu_);
       stop_ = true;
     }
+    halt_.store(true);  // a spinning thread stops spinning
     cv_.notify_all();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
+    halt_.store(false);
   }
   void loop(int index, uint64_t seen) {
     if (on_start_) on_start_();
+    unsigned hot_us = 0;  // the last job's
     for (;;) {
       // Spin a little before sleeping: frames and pieces follow each other within microseconds.
       const auto t0 = std::chrono::steady_clock::now();
-      while (agen_.load(std::memory_order_acquire) == seen &&
-             std::chrono::steady_clock::now() - t0 <
-                 std::chrono::microseconds(spin_us_.load(std::memory_order_relaxed)))
+      const auto window = std::chrono::microseconds(
+          std::max(hot_us, spin_us_.load(std::memory_order_relaxed)));
+      while (agen_.load(std::memory_order_acquire) == seen && !halt_.load(std::memory_order_relaxed) &&
+             std::chrono::steady_clock::now() - t0 < window)
         std::this_thread::yield();
       std::unique_lock<std::mutex> lk(mu_);
       cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
@@ -89,6 +96,7 @@ class Pool {
       seen = gen_;
       const std::function<void(int)>* f = job_;
       const int active = active_;
+      hot_us = job_hot_us_;
       lk.unlock();
       if (index < active) (*f)(index);
       lk.lock();
@@ -103,9 +111,11 @@ class Pool {
   std::function<void(int)> posted_;  // a job of post(), kept while it runs
   std::function<void()> on_start_;
   int active_ = 0, pending_ = 0;
+  unsigned job_hot_us_ = 0;
   uint64_t gen_ = 0;
   std::atomic<uint64_t> agen_{0};
   std::atomic<unsigned> spin_us_{300};
+  std::atomic<bool> halt_{false};
   bool stop_ = false;
 };
 

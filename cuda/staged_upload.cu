@@ -78,75 +78,101 @@ struct Worker {
 
 // ---- the user's rows into pinned memory --------------------------------------------------------
 namespace {
-#if defined(__SSE2__)
-// The 16-byte blocks of [dst, dst + n) (dst 16-byte aligned), from src or (kZeros) zeros, by
-// non-temporal stores; returns the blocks' bytes.
-template <bool kZeros>
-size_t stream_blocks(uint8_t* dst, const uint8_t* src, size_t n) {
-  auto load = [src](size_t k) {
-    return kZeros ? _mm_setzero_si128() : _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
-  };
-  size_t k = 0;
-  for (; k + 64 <= n; k += 64) {
-    const __m128i a = load(k), b = load(k + 16), c = load(k + 32), d = load(k + 48);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 48), d);
+// Bytes into a pinned slot, in order (rows, then their pads). `nt`: with non-temporal stores where
+// the host has them (x86-64): the slot is read next by the DMA, not by this core, so its lines
+// need no read for ownership and do not evict the source from the cache (TransferConfig::nt).
+// Only whole aligned 16-byte blocks are streamed, assembled across row ends and pads: a line
+// that took both streamed and plain stores cost more than memcpy (H100 host, 1326-byte rows:
+// 7.5 against 13 GB/s). finish() writes the last partial block and fences, before the DMA.
+class SlotWriter {
+ public:
+  SlotWriter(uint8_t* dst, bool nt) : d_(dst), nt_(nt) {
+#if !defined(__SSE2__)
+    nt_ = false;
+#endif
   }
-  for (; k + 16 <= n; k += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), load(k));
-  return k;
-}
-#endif
-// n bytes of the user's image into a pinned slot (src null: zeros). `stream`: with
-// non-temporal stores where the host has them (x86-64): the slot is read next by the DMA, not by
-// this core, so its lines need no read for ownership and do not evict the source from the cache
-// (TransferConfig::nt). Every aligned 16-byte block of the slot is streamed, padding included,
-// so that a slot written row after row fills whole lines of streamed stores.
-void to_slot(uint8_t* dst, const uint8_t* src, size_t n, bool stream) {
-  auto plain = [](uint8_t* d, const uint8_t* s, size_t k) { s ? std::memcpy(d, s, k) : std::memset(d, 0, k); };
+  // n bytes of src (null: zeros).
+  void put(const uint8_t* src, size_t n) {
+    if (!nt_) {
+      src ? std::memcpy(d_, src, n) : std::memset(d_, 0, n);
+      d_ += n;
+      return;
+    }
 #if defined(__SSE2__)
-  if (stream && n >= 16) {
-    const size_t head = std::min(n, (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15);
-    plain(dst, src, head);
-    dst += head, n -= head;
-    if (src) src += head;
-    const size_t k = src ? stream_blocks<false>(dst, src, n) : stream_blocks<true>(dst, src, n);
-    dst += k, n -= k;
-    if (src) src += k;
+    while (n > 0 && (fill_ || (reinterpret_cast<uintptr_t>(d_) & 15))) {  // a partial block first
+      if (!fill_ && (reinterpret_cast<uintptr_t>(d_) & 15)) {  // unaligned start: plain bytes
+        const size_t k = std::min(n, 16 - (reinterpret_cast<uintptr_t>(d_) & 15));
+        src ? std::memcpy(d_, src, k) : std::memset(d_, 0, k);
+        d_ += k, n -= k;
+        if (src) src += k;
+        continue;
+      }
+      const size_t k = std::min(n, 16 - fill_);
+      src ? std::memcpy(buf_ + fill_, src, k) : std::memset(buf_ + fill_, 0, k);
+      fill_ += k, n -= k;
+      if (src) src += k;
+      if (fill_ == 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(d_), _mm_load_si128(reinterpret_cast<const __m128i*>(buf_)));
+        d_ += 16, fill_ = 0;
+      }
+    }
+    const size_t blocks = n & ~size_t(15);
+    if (src) {
+      size_t k = 0;
+      for (; k + 64 <= blocks; k += 64) {
+        const __m128i a = load(src + k), b = load(src + k + 16), c = load(src + k + 32), e = load(src + k + 48);
+        store(d_ + k, a), store(d_ + k + 16, b), store(d_ + k + 32, c), store(d_ + k + 48, e);
+      }
+      for (; k < blocks; k += 16) store(d_ + k, load(src + k));
+      src += blocks;
+    } else {
+      for (size_t k = 0; k < blocks; k += 16) store(d_ + k, _mm_setzero_si128());
+    }
+    d_ += blocks, n -= blocks;
+    if (n) {  // the start of a partial block
+      src ? std::memcpy(buf_, src, n) : std::memset(buf_, 0, n);
+      fill_ = n;
+    }
+#endif
   }
-#else
-  (void)stream;
-#endif
-  plain(dst, src, n);
-}
-// After a piece's last to_slot: its streamed stores visible before the DMA is issued.
-void slot_written() {
+  void finish() {
+    if (fill_) std::memcpy(d_, buf_, fill_);
+    d_ += fill_, fill_ = 0;
 #if defined(__SSE2__)
-  _mm_sfence();
+    if (nt_) _mm_sfence();  // the streamed stores visible before the DMA is issued
 #endif
-}
-// Copies a piece's rows between the user's rows (`pitch` apart) and a tight slot.
-void pack(uint8_t* slot, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p, bool nt) {
+  }
+
+ private:
+#if defined(__SSE2__)
+  static __m128i load(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static void store(uint8_t* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); }
+#endif
+  uint8_t* d_;
+  bool nt_;
+  alignas(16) uint8_t buf_[16] = {};
+  size_t fill_ = 0;
+};
+
+// Copies a piece's rows from the user's rows (`pitch` apart) into a tight slot.
+// Rows [r0, r1) of a piece of the user's rows (`pitch` apart) through w, which writes the
+// piece's pinned memory as its DMA takes it: rows `padded` apart with zeroed pads (padded != 0),
+// else tight rows.
+void fill_rows(SlotWriter& w, const uint8_t* base, size_t pitch, const PiecePlan::Piece& p,
+               size_t r0, size_t r1, size_t padded) {
   const uint8_t* s = base + p.row0 * pitch + p.col0;
-  if (pitch == p.ncols) {
-    to_slot(slot, s, p.nrows * p.ncols, nt);
-  } else {
-    for (size_t r = 0; r < p.nrows; ++r) to_slot(slot + r * p.ncols, s + r * pitch, p.ncols, nt);
+  if (!padded && pitch == p.ncols) return w.put(s + r0 * pitch, (r1 - r0) * p.ncols);
+  for (size_t r = r0; r < r1; ++r) {
+    w.put(s + r * pitch, p.ncols);
+    if (padded) w.put(nullptr, padded - p.ncols);
   }
-  slot_written();
 }
-// A piece of the user's rows into pinned memory as its DMA takes it: rows `padded` apart with
-// zeroed pads (padded != 0), else tight rows.
+// A whole piece into the pinned memory at h.
 void fill_piece(uint8_t* h, const uint8_t* src, size_t spitch, const PiecePlan::Piece& pc,
                 size_t padded, bool nt) {
-  if (!padded) return pack(h, src, spitch, pc, nt);
-  const uint8_t* sr = src + pc.row0 * spitch;
-  for (size_t r = 0; r < pc.nrows; ++r) {
-    to_slot(h + r * padded, sr + r * spitch, pc.ncols, nt);
-    to_slot(h + r * padded + pc.ncols, nullptr, padded - pc.ncols, nt);
-  }
-  slot_written();
+  SlotWriter w(h, nt);
+  fill_rows(w, src, spitch, pc, 0, pc.nrows, padded);
+  w.finish();
 }
 void unpack(uint8_t* base, size_t pitch, const uint8_t* slot, const PiecePlan::Piece& p) {
   uint8_t* d = base + p.row0 * pitch + p.col0;
@@ -447,25 +473,30 @@ struct StagedCopier::Impl {
     for (size_t i = 0; i < p.count; ++i) ready[i].store(false, std::memory_order_relaxed);
     std::atomic<size_t> next{0};
     const bool nt = cfg.nt;
-    auto copy_next = [&](int wi) {
+    // The next unclaimed piece, copied by worker wi; between groups of its rows, poll() (the
+    // caller issues what became ready meanwhile: a whole piece's copy, ~50 µs, delayed them).
+    Status issued = Status::Ok();
+    auto copy_next = [&](int wi, const std::function<void()>& poll) {
       const size_t i = next.fetch_add(1);
       if (i >= p.count) return false;
       const PiecePlan::Piece pc = p.at(i);
       tr.mark(i, 0);
       tr.mark(i, 1);
-      fill_piece(block + pc.row0 * row_bytes, src, spitch, pc, st.padded, nt);
+      SlotWriter w(block + pc.row0 * row_bytes, nt);
+      const size_t group = poll ? std::max<size_t>(1, (size_t(16) << 10) / row_bytes) : pc.nrows;
+      for (size_t r = 0; r < pc.nrows; r += group) {
+        fill_rows(w, src, spitch, pc, r, std::min(pc.nrows, r + group), st.padded);
+        if (poll) poll();
+      }
+      w.finish();
       tr.mark(i, 2);
       if (tr.on) tr.pieces[i].worker = wi, tr.pieces[i].bytes = pc.nrows * pc.ncols;
       ready[i].store(true, std::memory_order_release);
       return true;
     };
-    Status issued = Status::Ok();
-    auto issue = [&]() -> Status {  // the calling thread
-      for (size_t first = 0; first < p.count;) {
-        if (!ready[first].load(std::memory_order_acquire)) {
-          if (!copy_next(0)) std::this_thread::yield();  // nothing to issue: copy a piece too
-          continue;
-        }
+    size_t first = 0;  // the first piece not issued
+    auto issue_ready = [&]() -> Status {  // the calling thread: runs of ready pieces, in order
+      while (first < p.count && ready[first].load(std::memory_order_acquire)) {
         size_t end = first + 1;
         while (end < p.count && ready[end].load(std::memory_order_acquire)) ++end;
         const size_t r0 = p.at(first).row0, r1 = p.at(end - 1).row0 + p.at(end - 1).nrows;
@@ -483,6 +514,17 @@ struct StagedCopier::Impl {
         for (size_t i = first; i < end; ++i) tr.mark(i, 3);
         first = end;
       }
+      return Status::Ok();
+    };
+    auto issue = [&]() -> Status {
+      const std::function<void()> poll = [&] {
+        if (issued.ok()) issued = issue_ready();
+      };
+      while (first < p.count && issued.ok()) {
+        PARVIS_TRY(issue_ready());
+        if (first < p.count && !copy_next(0, poll)) std::this_thread::yield();  // copy one too
+      }
+      PARVIS_TRY(issued);
       // One conversion of the whole image: per run, each would wait for its DMA and the next
       // DMA for it (one stream), which left the link idle (H100: 19 against 25 GB/s).
       if (gray)
@@ -491,11 +533,12 @@ struct StagedCopier::Impl {
     };
     pool.run(st.n, [&](int wi) {
       if (wi == 0) {
-        issued = issue();
+        const Status e = issue();
+        if (issued.ok()) issued = e;
         if (!issued.ok()) next.store(p.count);  // the workers stop at their next piece
         return;
       }
-      while (copy_next(wi)) {
+      while (copy_next(wi, nullptr)) {
       }
     });
     if (gray) CUDA_CHECK(cudaEventRecord(scratch_done, stream));

@@ -1,5 +1,7 @@
 // The staged copier's thread pool (staged_upload.cu): workers 1..n-1 of a copy (the calling
-// thread is worker 0), started once per configuration, woken per copy.
+// thread is worker 0), started once per configuration, woken per copy. A job's workers take
+// shared work (pieces from a counter) that the caller can finish alone: a thread that comes
+// after the caller is done does not run it.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -29,7 +31,8 @@ class Pool {
   // How long an idle thread spins (yielding) before it sleeps: also right after its start, so
   // that a copy soon after the pool's start finds its threads awake.
   void set_spin(unsigned us) { spin_us_.store(us, std::memory_order_relaxed); }
-  // f(0) here, f(1..workers-1) on the pool; returns when all are done (after a posted job).
+  // f(0) here, f(1..workers-1) on the pool; returns when f(0) and the threads that started
+  // their part are done (after a posted job).
   void run(int workers, const std::function<void(int)>& f) {
     wait();
     if (workers > 1 && !threads_.empty()) {
@@ -48,10 +51,14 @@ class Pool {
     posted_ = std::move(f);
     publish(workers, &posted_, hot_us);
   }
-  // Until the pool's threads are done with the last job.
+  // Closes the last job to the threads that have not started it (the caller or the threads
+  // that started do its work: a thread woken late, or not scheduled, must not hold up a copy
+  // whose pieces are all done; H100 host: one call waited ~700 µs so) and waits for those that
+  // have.
   void wait() {
     std::unique_lock<std::mutex> lk(mu_);
-    done_.wait(lk, [this] { return pending_ == 0; });
+    open_ = false;
+    done_.wait(lk, [this] { return running_ == 0; });
     job_ = nullptr;
   }
 
@@ -62,7 +69,7 @@ class Pool {
       job_ = f;
       job_hot_us_ = hot_us;
       active_ = workers;
-      pending_ = int(threads_.size());
+      open_ = true;
       ++gen_;
       agen_.store(gen_, std::memory_order_release);
     }
@@ -94,13 +101,17 @@ class Pool {
       cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
       if (stop_) return;
       seen = gen_;
+      if (!open_ || index >= active_) {  // closed before this thread came, or not asked
+        hot_us = 0;
+        continue;
+      }
       const std::function<void(int)>* f = job_;
-      const int active = active_;
       hot_us = job_hot_us_;
+      ++running_;
       lk.unlock();
-      if (index < active) (*f)(index);
+      (*f)(index);
       lk.lock();
-      if (--pending_ == 0) done_.notify_one();
+      if (--running_ == 0) done_.notify_one();
     }
   }
 
@@ -110,7 +121,8 @@ class Pool {
   const std::function<void(int)>* job_ = nullptr;
   std::function<void(int)> posted_;  // a job of post(), kept while it runs
   std::function<void()> on_start_;
-  int active_ = 0, pending_ = 0;
+  int active_ = 0, running_ = 0;
+  bool open_ = false;  // the last job may still be started
   unsigned job_hot_us_ = 0;
   uint64_t gen_ = 0;
   std::atomic<uint64_t> agen_{0};

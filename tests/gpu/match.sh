@@ -106,6 +106,7 @@ echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 # odd pieces; then ./main bench upload (bench-upload.txt: GB/s of every way at 0.26-100 MB, the
 # numbers that choose auto's threshold, the chunk and the threads; bench/README.md).
 emulate upload-pieces tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu
+emulate upload-pool tests/cuda/upload_pool_stress.cpp -lpthread
 for mode in pageable staged register linear; do
   gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload
   gpu_test "test-upload-$mode-cuda" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda

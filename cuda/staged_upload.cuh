@@ -2,13 +2,16 @@
 // cuda-opt's match and filter. Three ways, chosen per copy by size or by PARVIS_UPLOAD:
 //   pageable  one cudaMemcpy2DAsync from / to the pageable rows (the driver stages them itself:
 //             13-14 GB/s host -> device on the H100 host, ~6 GB/s back);
-//   staged    pieces of rows (<= PARVIS_UPLOAD_CHUNK bytes) copied by PARVIS_UPLOAD_THREADS host
-//             threads (a pool owned by the copier; the calling thread is worker 0) into pinned
-//             slots (PARVIS_UPLOAD_SLOTS per worker, allocated once per shape, never per call);
-//             each worker issues its piece's DMA on its own stream and copies its next piece
-//             while that DMA runs (an event per slot says when the slot may be refilled). Back
-//             to the host the same in reverse: a worker keeps its slots' DMAs in flight and
-//             copies out the oldest;
+//   staged    pieces of rows copied by PARVIS_UPLOAD_THREADS host threads (a pool owned by the
+//             copier; the calling thread is worker 0) into pinned memory, allocated once per
+//             shape, never per call. Uploads whose rows fit in the pinned bytes the slots may
+//             take go in one pass: pieces of <= 256 KiB each to its own place in one block, the
+//             calling thread issuing the DMAs (runs of ready pieces) on the caller's stream.
+//             Else slots (PARVIS_UPLOAD_SLOTS per worker, pieces <= PARVIS_UPLOAD_CHUNK): each
+//             worker issues its piece's DMA on its own stream and copies its next piece while
+//             that DMA runs (an event per slot says when the slot may be refilled). Back to the
+//             host the same in reverse: a worker keeps its slots' DMAs in flight and copies out
+//             the oldest. Pinned memory is written with streamed stores (SlotWriter);
 //   register  cudaHostRegister the rows, one copy, wait, cudaHostUnregister (pays the pinning
 //             on every call: for comparison);
 //   linear    one 1-D cudaMemcpyAsync of the rows' whole span (host pitch kept) from pageable
@@ -18,15 +21,17 @@
 //             rows); a candidate for a process's first copy (issue 14). Downloads: the reverse
 //             where the host rows are tight, else as pageable.
 // `auto` (the default) is staged: on the calling thread alone below PARVIS_UPLOAD_MIN bytes
-// (default 1 MiB), on up to 4 threads below 16 MiB and on all its threads from there (TransferConfig:
-// staged_min, staged_all; waking the pool costs more than it saves on small copies;
-// the first measurement had the pageable 2-D copy at 2 GB/s on 1326-byte rows); copies of at
+// (default 1 MiB), else on all its threads in one pass; through the slots on up to 4 threads
+// below 16 MiB and on all of them from there (TransferConfig: staged_min, staged_all; waking the
+// pool costs more than it saves on small copies; the first measurement had the pageable 2-D
+// copy at 2 GB/s on 1326-byte rows); copies of at
 // most PARVIS_UPLOAD_LINEAR bytes (default 0: none) go linear instead. Where the device
 // rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
 // the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between
 // width and dpitch of each device row are written as zeros (the matcher needs them zero; the
 // filter does not read them). The RGB -> grey path uploads the RGB bytes and converts them on the GPU with gray_of
-// (common/gray.hpp: the host's bits), piece by piece on the worker streams where staged.
+// (common/gray.hpp: the host's bits): once after the last DMA in one pass, piece by piece on the
+// worker streams through the slots.
 // All workers' pinned slots are one cudaMallocHost block (and the device slots one cudaMalloc):
 // a fresh copier pays one allocation, not one per worker. PARVIS_UPLOAD_PINNED caps that block:
 // pieces shrink so that threads x slots x piece fits (a process's first copy pays the pinning,

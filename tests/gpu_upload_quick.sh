@@ -5,14 +5,16 @@
 #      against seq under the default (auto) and each PARVIS_UPLOAD mode (linear included),
 #      staged also with 5000-byte pieces on 3 threads (pieces dividing no row count), with
 #      PARVIS_UPLOAD_2D=1, with the pinned bytes capped (PARVIS_UPLOAD_PINNED=60000) and with
-#      PARVIS_UPLOAD_WARM=1, PARVIS_UPLOAD_AHEAD=1 (also the match error cases under it);
+#      PARVIS_UPLOAD_WARM=0, PARVIS_UPLOAD_ONEPASS=0, PARVIS_UPLOAD_NT=0, PARVIS_UPLOAD_AHEAD=1
+#      (also the match error cases under it);
 #      the matchcuda and matchncc cases (NCC now on the device), tests/ncc_check.py on cuda-opt;
 #      compute-sanitizer memcheck on matchupload (odd pieces), filterupload and three matchncc
 #      groups. Each prints "name: N passed, N failed, N skipped" (logs in LOGDIR);
 #   2. bench/run_upload.sh --seconds 0.05 (UPLOAD_BENCH_ARGS="--quick --seconds 0.03" for less): GB/s of every way at 0.26-100 MB, rows appended to
 #      bench/results/times.csv, the best way per size printed (the numbers that choose auto);
 #   3. one plain `match` call per way (auto, pageable, staged, register, linear, auto with the
-#      pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_WARM=1 and/or _AHEAD=1) on 3840x2160 grey (fft), 1326x1025 RGB and 3840x2160
+#      pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_ONEPASS=0, with _WARM=0 _HOT=0,
+#      with _AHEAD=1) on 3840x2160 grey (fft), 1326x1025 RGB and 3840x2160
 #      RGB (24.9 MB): the timing line "[upload N us, M MB at G GB/s, how]" (the process's first
 #      copy); and NCC on the device vs PARVIS_NCC_HOST=1.
 #   UPLOAD_BENCH_ARGS="--first --seconds 0.2": step 2 times only what one call pays (issue 14).
@@ -33,7 +35,9 @@ gpu_test uq-upload-auto -- seq cuda-opt --only upload & pids+=($!)
 for mode in pageable staged register linear; do
   gpu_test "uq-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload & pids+=($!)
 done
-gpu_test uq-upload-warm PARVIS_UPLOAD_WARM=1 -- cuda-opt --only upload & pids+=($!)
+gpu_test uq-upload-cold PARVIS_UPLOAD_WARM=0 PARVIS_UPLOAD_HOT=0 -- cuda-opt --only upload & pids+=($!)
+gpu_test uq-upload-slots PARVIS_UPLOAD_ONEPASS=0 -- cuda-opt --only upload & pids+=($!)
+gpu_test uq-upload-memcpy PARVIS_UPLOAD_NT=0 -- cuda-opt --only upload & pids+=($!)
 gpu_test uq-upload-ahead PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only upload & pids+=($!)
 gpu_test uq-ahead-errors PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only match_err & pids+=($!)
 gpu_test uq-upload-autolinear PARVIS_UPLOAD_LINEAR=4M -- cuda-opt --only upload & pids+=($!)
@@ -62,7 +66,7 @@ $G crop "$LOG/s1326.bmp" 600 500 24 16 "$LOG/t24.bmp"
 $G noise 3840x2160 "$LOG/s25.ppm" --seed 3 && $G crop "$LOG/s25.ppm" 2001 901 96 64 "$LOG/t25.ppm"  # 24.9 MB RGB
 # One plain call per way (a process each: its upload is that process's first copy).
 for how in auto pageable staged register linear "auto PARVIS_UPLOAD_PINNED=1M" "auto PARVIS_UPLOAD_PINNED=4M" \
-           "auto PARVIS_UPLOAD_WARM=1" "auto PARVIS_UPLOAD_AHEAD=1" "auto PARVIS_UPLOAD_AHEAD=1 PARVIS_UPLOAD_WARM=1"; do
+           "auto PARVIS_UPLOAD_ONEPASS=0" "auto PARVIS_UPLOAD_WARM=0 PARVIS_UPLOAD_HOT=0" "auto PARVIS_UPLOAD_AHEAD=1"; do
   set -- $how
   mode=$1; shift
   for wl in "s4k.pgm t4k.pgm" "s1326.bmp t1326.bmp" "s25.ppm t25.ppm"; do

@@ -115,7 +115,13 @@ gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UP
 # The pinned cap (PARVIS_UPLOAD_PINNED): 3 threads x 2 slots in 60000 bytes, pieces of 10000 bytes
 # that divide no row; and linear (one 1-D pageable copy + the repack / grey kernel) under memcheck.
 gpu_test test-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-gpu_test test-upload-warm PARVIS_UPLOAD_WARM=1 -- cuda-opt --only upload
+# The staged copier's other ways: no warm-up nor hot pool, the slots instead of one pass
+# (also with 1 and 2 threads, where the one-pass caller copies pieces itself), memcpy into them.
+gpu_test test-upload-cold PARVIS_UPLOAD_WARM=0 PARVIS_UPLOAD_HOT=0 -- cuda-opt --only upload
+gpu_test test-upload-slots PARVIS_UPLOAD_ONEPASS=0 -- cuda-opt --only upload
+gpu_test test-upload-1thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=1 -- cuda-opt --only upload
+gpu_test test-upload-2thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=2 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+gpu_test test-upload-memcpy PARVIS_UPLOAD_NT=0 -- cuda-opt --only upload
 # Slots pinned ahead (a thread creates the context and pins while the images are decoded): the
 # upload cases, the error cases (the call returns while the thread may still run: joined first)
 # and memcheck.

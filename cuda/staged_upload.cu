@@ -293,6 +293,7 @@ struct StagedCopier::Impl {
     pool.wait();  // a warm-up may still read the slots
     if (slot_bytes < bytes || slot_workers < n) {
       PARVIS_TRY(sync_workers());  // no DMA may still use the old slots
+      CUDA_CHECK(cudaEventSynchronize(block_done));  // nor a one-pass upload's, on its stream
       const size_t b = std::max(bytes, slot_bytes);
       const int k = std::max(n, slot_workers);
       slot_bytes = 0;  // alloc frees the old block first: no slots left if it fails
@@ -325,6 +326,7 @@ struct StagedCopier::Impl {
     pool.wait();
     if (host_block.size() >= bytes) return Status::Ok();
     PARVIS_TRY(sync_workers());  // no DMA may still read the old block
+    CUDA_CHECK(cudaEventSynchronize(block_done));
     slot_bytes = 0;
     slot_workers = 0;
     size_t have = 0;

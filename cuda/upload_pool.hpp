@@ -56,16 +56,40 @@ class Pool {
   // whose pieces are all done; H100 host: one call waited ~700 µs so) and waits for those that
   // have.
   void wait() {
-    std::unique_lock<std::mutex> lk(mu_);
+    std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+    lock_spinning(lk);
     open_ = false;
-    done_.wait(lk, [this] { return running_ == 0; });
+    if (running_.load(std::memory_order_relaxed) != 0) {
+      // The threads still running finish their last piece within microseconds: watch the count
+      // first rather than sleep on done_ (a futex wake-up costs several).
+      lk.unlock();
+      const auto t0 = std::chrono::steady_clock::now();
+      while (running_.load(std::memory_order_acquire) != 0 &&
+             std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(200))
+        std::this_thread::yield();
+      lock_spinning(lk);
+      done_.wait(lk, [this] { return running_.load(std::memory_order_relaxed) == 0; });
+    }
     job_ = nullptr;
   }
 
  private:
+  // mu_ taken by trying, not by sleeping on it: the threads woken by one job all take it within
+  // a microsecond or two, and a futex sleep and wake-up each cost several (H100 host: the
+  // eighth thread began its first piece ~17 µs after the first).
+  void lock_spinning(std::unique_lock<std::mutex>& lk) {
+    for (int tries = 0; !lk.try_lock(); ++tries) {
+      if (tries >= 64) {
+        lk.lock();
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
   void publish(int workers, const std::function<void(int)>* f, unsigned hot_us) {
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+      lock_spinning(lk);
       job_ = f;
       job_hot_us_ = hot_us;
       active_ = workers;
@@ -97,7 +121,8 @@ class Pool {
       while (agen_.load(std::memory_order_acquire) == seen && !halt_.load(std::memory_order_relaxed) &&
              std::chrono::steady_clock::now() - t0 < window)
         std::this_thread::yield();
-      std::unique_lock<std::mutex> lk(mu_);
+      std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+      lock_spinning(lk);
       cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
       if (stop_) return;
       seen = gen_;
@@ -107,11 +132,11 @@ class Pool {
       }
       const std::function<void(int)>* f = job_;
       hot_us = job_hot_us_;
-      ++running_;
+      running_.fetch_add(1, std::memory_order_relaxed);
       lk.unlock();
       (*f)(index);
-      lk.lock();
-      if (--running_ == 0) done_.notify_one();
+      lock_spinning(lk);
+      if (running_.fetch_sub(1, std::memory_order_release) == 1) done_.notify_one();
     }
   }
 
@@ -121,7 +146,8 @@ class Pool {
   const std::function<void(int)>* job_ = nullptr;
   std::function<void(int)> posted_;  // a job of post(), kept while it runs
   std::function<void()> on_start_;
-  int active_ = 0, running_ = 0;
+  int active_ = 0;
+  std::atomic<int> running_{0};  // changed under mu_; wait() also watches it without
   bool open_ = false;  // the last job may still be started
   unsigned job_hot_us_ = 0;
   uint64_t gen_ = 0;

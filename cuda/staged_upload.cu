@@ -88,7 +88,8 @@ struct UploadTrace {
   using Clock = std::chrono::steady_clock;
   struct Piece {
     int worker = -1;
-    size_t bytes = 0;
+    size_t claim = 0;  // the first piece of the claim it was copied in
+    size_t bytes = 0;  // the claim's bytes (0 on its later pieces)
     double at[4] = {};  // began, slot free, copied, issued
   };
   bool on = false;
@@ -107,6 +108,11 @@ struct UploadTrace {
                  bytes, pieces.size(), n, since_prepare_ms, setup, issued, done, bytes / done * 1e-3);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& p = pieces[i];
+      if (p.bytes == 0 && p.worker >= 0) {  // a later piece of a one-pass claim
+        std::fprintf(stderr, "  piece %2zu worker %d: in piece %zu's claim  issue +%3.0f\n", i,
+                     p.worker, p.claim, p.at[3] - p.at[2]);
+        continue;
+      }
       std::fprintf(stderr,
                    "  piece %2zu worker %d: began %6.0f  slot +%4.0f  copy +%5.0f (%4.1f GB/s)  "
                    "issue +%3.0f\n",
@@ -248,7 +254,7 @@ struct StagedCopier::Impl {
     int n = 0;
     size_t padded = 0;
     bool one_pass = false;  // the whole image in the pinned block at once (upload_one_pass)
-    static constexpr size_t kPiece = size_t(256) << 10;  // one-pass pieces: at most this
+    static constexpr size_t kClaim = size_t(256) << 10;  // one pass: a worker's claim, at most
   };
   // One pass (TransferConfig::one_pass): an upload of whole-row pieces whose rows (as the slots
   // would hold them) fit in the pinned bytes the slots may take; its pieces are smaller (the
@@ -270,7 +276,7 @@ struct StagedCopier::Impl {
                    rows * row_bytes <= one_pass_limit(all);
     if (st->one_pass) {
       threads = all;
-      limit = std::min(piece_limit(cfg, threads), Staging::kPiece);
+      limit = std::min(piece_limit(cfg, threads), cfg.piece);
       st->p = plan_pieces(width, rows, limit, threads, true);
       st->n = int(std::min<size_t>(size_t(threads), st->p.count));
       PARVIS_TRY(ensure_block(rows * row_bytes));
@@ -358,8 +364,9 @@ struct StagedCopier::Impl {
   // A one-pass upload: the pieces' rows go to their own place in the pinned block (no slot is
   // reused, so no copy waits for a DMA), by the pool's threads; the calling thread issues the
   // DMAs on `stream` as the pieces become ready, a run of consecutive ready pieces in one copy
-  // (one thread talks to the driver: the workers' CUDA calls contended there, 10-100 µs each on
-  // the H100 host), and copies a piece itself when none is ready to issue. gray: the RGB rows
+  // once it holds TransferConfig::batch bytes or ends the image (fewer, larger DMAs; one thread
+  // talks to the driver: the workers' CUDA calls contended there, 10-100 µs each on the H100
+  // host), and copies a piece itself when none is ready to issue. gray: the RGB rows
   // go to the scratch, made grey there by one kernel after the last DMA.
   Status upload_one_pass(const Staging& st, uint8_t* dst, size_t dpitch, const uint8_t* src,
                   size_t spitch, size_t width, bool gray, cudaStream_t stream, UploadTrace& tr) {
@@ -372,25 +379,49 @@ struct StagedCopier::Impl {
     for (size_t i = 0; i < p.count; ++i) ready[i].store(false, std::memory_order_relaxed);
     std::atomic<size_t> next{0};
     const bool nt = cfg.nt;
-    // The next unclaimed piece, copied by worker wi; between groups of its rows, poll() (the
-    // caller issues what became ready meanwhile: a whole piece's copy, ~50 µs, delayed them).
     Status issued = Status::Ok();
+    // A worker claims up to kClaim bytes of pieces at once while many remain, fewer toward the
+    // end (guided: a 2n-th of what is left), so that the last claims, and the last DMA, which
+    // waits for them, are small.
+    const size_t group_max = std::max<size_t>(1, Staging::kClaim / std::max<size_t>(p.piece_bytes, 1));
+    auto claim = [&](size_t* first_piece) -> size_t {
+      size_t i = next.load(std::memory_order_relaxed);
+      for (;;) {
+        if (i >= p.count) return 0;
+        const size_t g = std::clamp<size_t>((p.count - i) / (2 * size_t(st.n)), 1, group_max);
+        if (next.compare_exchange_weak(i, i + g, std::memory_order_relaxed)) {
+          *first_piece = i;
+          return g;
+        }
+      }
+    };
+    // The next claim, copied by worker wi; between groups of its rows, poll() (the caller
+    // issues what became ready meanwhile: a whole piece's copy, ~50 µs, delayed them).
     auto copy_next = [&](int wi, const std::function<void()>& poll) {
-      const size_t i = next.fetch_add(1);
-      if (i >= p.count) return false;
-      const PiecePlan::Piece pc = p.at(i);
+      size_t i = 0;
+      const size_t g = claim(&i);
+      if (g == 0) return false;
+      const PiecePlan::Piece a = p.at(i), b = p.at(i + g - 1);
+      const PiecePlan::Piece pc{a.row0, b.row0 + b.nrows - a.row0, 0, p.width};
       tr.mark(i, 0);
       tr.mark(i, 1);
       SlotWriter w(block + pc.row0 * row_bytes, nt);
-      const size_t group = poll ? std::max<size_t>(1, (size_t(16) << 10) / row_bytes) : pc.nrows;
-      for (size_t r = 0; r < pc.nrows; r += group) {
-        fill_rows(w, src, spitch, pc, r, std::min(pc.nrows, r + group), st.padded);
+      const size_t rows = poll ? std::max<size_t>(1, (size_t(16) << 10) / row_bytes) : pc.nrows;
+      for (size_t r = 0; r < pc.nrows; r += rows) {
+        fill_rows(w, src, spitch, pc, r, std::min(pc.nrows, r + rows), st.padded);
         if (poll) poll();
       }
       w.finish();
-      tr.mark(i, 2);
-      if (tr.on) tr.pieces[i].worker = wi, tr.pieces[i].bytes = pc.nrows * pc.ncols;
-      ready[i].store(true, std::memory_order_release);
+      for (size_t k = i; k < i + g; ++k) {
+        if (tr.on) {  // the claim's times on its first piece; the others name it
+          tr.pieces[k] = tr.pieces[i];
+          tr.pieces[k].worker = wi;
+          tr.pieces[k].claim = i;
+          tr.pieces[k].bytes = k == i ? pc.nrows * pc.ncols : 0;
+        }
+        tr.mark(k, 2);
+        ready[k].store(true, std::memory_order_release);
+      }
       return true;
     };
     size_t first = 0;  // the first piece not issued
@@ -399,6 +430,7 @@ struct StagedCopier::Impl {
         size_t end = first + 1;
         while (end < p.count && ready[end].load(std::memory_order_acquire)) ++end;
         const size_t r0 = p.at(first).row0, r1 = p.at(end - 1).row0 + p.at(end - 1).nrows;
+        if (end < p.count && (r1 - r0) * row_bytes < cfg.batch) break;  // wait for more
         const uint8_t* h = block + r0 * row_bytes;
         if (st.padded) {
           CUDA_CHECK(cudaMemcpyAsync(dst + r0 * dpitch, h, (r1 - r0) * row_bytes,

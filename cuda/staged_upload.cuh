@@ -78,6 +78,11 @@ struct TransferConfig {
                          // slots may take (threads x slots x chunk, or `pinned`) go in one pass:
                          // each piece to its own place in one pinned block, the calling thread
                          // issuing the DMAs as pieces are ready (PARVIS_UPLOAD_ONEPASS=0: slots)
+  size_t piece = size_t(32) << 10;  // one pass: the largest piece, bytes (PARVIS_UPLOAD_PIECE;
+                                    // a worker claims up to 256 KiB of them at once)
+  size_t batch = size_t(256) << 10;  // one pass: a DMA waits until this many bytes in a row are
+                                     // ready, but the last (PARVIS_UPLOAD_BATCH; 0: each run of
+                                     // ready pieces at once)
   unsigned hot_ms = 50;  // after prepare's warm-up the pool's threads stay awake (spinning) up to
                          // this long for the first copy (PARVIS_UPLOAD_HOT, 0..1000 ms)
   unsigned spin_us = 300;  // how long an idle worker spins before it sleeps, µs
@@ -93,7 +98,8 @@ struct TransferConfig {
 // PARVIS_UPLOAD_PINNED (bytes, K or M; 0: no cap), PARVIS_UPLOAD_WARM (0 or 1),
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
 // PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_ONEPASS (0 or 1), PARVIS_UPLOAD_HOT (ms),
-// PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_TRACE (0 or 1). A malformed value is a usage error.
+// PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_PIECE and PARVIS_UPLOAD_BATCH (bytes, K or M),
+// PARVIS_UPLOAD_TRACE (0 or 1). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).

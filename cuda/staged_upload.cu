@@ -1,7 +1,8 @@
-// The staged copier (staged_upload.cuh): its workers, the ways of a copy in each direction and
-// the kernels (RGB -> grey, the linear copy's repack). The configuration and the piece plan:
-// staged_upload_plan.cu; the thread pool: upload_pool.hpp; the slots pinned ahead:
-// staged_upload_ahead.cu.
+// The staged copier (staged_upload.cuh): its workers and the ways of a copy in each direction.
+// The configuration and the piece plan: staged_upload_plan.cu; the kernels (RGB -> grey, the
+// linear copy's repack, the one-pass pull): upload_kernels.cu; the thread pool: upload_pool.hpp;
+// the host's writes into pinned memory: slot_writer.hpp; the trace: upload_trace.hpp; the slots
+// pinned ahead: staged_upload_ahead.cu.
 #include "staged_upload.cuh"
 
 #include <algorithm>
@@ -21,47 +22,11 @@
 #include "common.cuh"
 #include "common/gray.hpp"
 #include "slot_writer.hpp"
+#include "upload_kernels.cuh"
 #include "upload_pool.hpp"
+#include "upload_trace.hpp"
 
 namespace parvis::cuda {
-
-// ---- the grey conversion on the GPU ----------------------------------------------------------------
-__global__ void rgb_rows_to_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
-                                 int W, int rows) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  if (x >= W) return;
-  for (int y = blockIdx.y; y < rows; y += gridDim.y) {
-    const uint8_t* p = rgb + size_t(y) * rgb_pitch + 3 * size_t(x);
-    dst[size_t(y) * dpitch + x] = gray_of(p[0], p[1], p[2]);
-  }
-}
-
-static Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
-                          int W, int rows, cudaStream_t s) {
-  if (W <= 0 || rows <= 0) return Status::Ok();
-  const dim3 grid(div_up(size_t(W), 256), unsigned(std::min(rows, 65535)));
-  rgb_rows_to_gray<<<grid, 256, 0, s>>>(rgb, rgb_pitch, dst, dpitch, W, rows);
-  CUDA_CHECK_LAUNCH();
-  return Status::Ok();
-}
-
-// Rows of `width` bytes, `spitch` apart -> `dpitch` apart (the linear copy's repack; the bytes
-// past width in dst are left as they are).
-__global__ void repack_rows(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
-                            size_t width, int rows) {
-  const size_t x = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x >= width) return;
-  for (int y = blockIdx.y; y < rows; y += gridDim.y) dst[size_t(y) * dpitch + x] = src[size_t(y) * spitch + x];
-}
-
-static Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
-                            size_t width, size_t rows, cudaStream_t s) {
-  if (width == 0 || rows == 0) return Status::Ok();
-  const dim3 grid(div_up(width, 256), unsigned(std::min<size_t>(rows, 65535)));
-  repack_rows<<<grid, 256, 0, s>>>(src, spitch, dst, dpitch, width, int(rows));
-  CUDA_CHECK_LAUNCH();
-  return Status::Ok();
-}
 
 // ---- the workers (the thread pool: upload_pool.hpp) ----------------------------------------------
 namespace {
@@ -77,50 +42,12 @@ struct Worker {
 }  // namespace
 
 using upload::fill_piece;
+using upload::launch_gray;
+using upload::launch_repack;
+using upload::UploadTrace;
 using upload::fill_rows;
 using upload::SlotWriter;
 using upload::unpack;
-
-// PARVIS_UPLOAD_TRACE=1: where a staged upload's time goes, on stderr (µs from the call's start):
-// each piece's worker, when it began, when its slot was free, when its host copy ended and when
-// its DMA was issued; then when the workers were done issuing and when the DMAs were done.
-struct UploadTrace {
-  using Clock = std::chrono::steady_clock;
-  struct Piece {
-    int worker = -1;
-    size_t claim = 0;  // the first piece of the claim it was copied in
-    size_t bytes = 0;  // the claim's bytes (0 on its later pieces)
-    double at[4] = {};  // began, slot free, copied, issued
-  };
-  bool on = false;
-  Clock::time_point t0 = Clock::now();
-  std::vector<Piece> pieces;
-  double setup = 0, issued = 0;
-
-  double now() const { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
-  void mark(size_t i, int step) {
-    if (on) pieces[i].at[step] = now();
-  }
-  void print(size_t bytes, int n, double since_prepare_ms, double done) const {
-    std::fprintf(stderr,
-                 "upload trace: %zu bytes, %zu pieces, %d workers, %.1f ms after prepare: set-up "
-                 "%.0f us, issued by %.0f us, DMAs done %.0f us (%.1f GB/s)\n",
-                 bytes, pieces.size(), n, since_prepare_ms, setup, issued, done, bytes / done * 1e-3);
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      const Piece& p = pieces[i];
-      if (p.bytes == 0 && p.worker >= 0) {  // a later piece of a one-pass claim
-        std::fprintf(stderr, "  piece %2zu worker %d: in piece %zu's claim  issue +%3.0f\n", i,
-                     p.worker, p.claim, p.at[3] - p.at[2]);
-        continue;
-      }
-      std::fprintf(stderr,
-                   "  piece %2zu worker %d: began %6.0f  slot +%4.0f  copy +%5.0f (%4.1f GB/s)  "
-                   "issue +%3.0f\n",
-                   i, p.worker, p.at[0], p.at[1] - p.at[0], p.at[2] - p.at[1],
-                   p.bytes / std::max(p.at[2] - p.at[1], 1e-3) * 1e-3, p.at[3] - p.at[2]);
-    }
-  }
-};
 
 struct StagedCopier::Impl {
   TransferConfig cfg;
@@ -142,6 +69,15 @@ struct StagedCopier::Impl {
   // or repack; scratch_done: recorded after the last work that reads it.
   DeviceBuffer<uint8_t> scratch;
   cudaEvent_t scratch_done = nullptr;
+  // The pull (TransferConfig::pull): a flag per piece in mapped pinned memory, the number of the
+  // last pull (a piece is ready when its flag equals it; never 0, the flags' first value) and
+  // the block's device address.
+  PinnedBuffer<unsigned> pull_flags;
+  unsigned* pull_flags_dev = nullptr;
+  unsigned pull_seq = 0;
+  const uint8_t* pull_block_of = nullptr;
+  const uint8_t* pull_block_dev = nullptr;
+  bool pulled = false;  // the last one-pass upload was pulled (for its report)
 
   ~Impl() { release(); }
   void release() {
@@ -301,6 +237,7 @@ struct StagedCopier::Impl {
     local.piece = st.p.piece_bytes;
     local.padded = st.padded != 0;
     local.one_pass = st.one_pass;
+    local.pulled = st.one_pass && pulled;
     local.pinned = st.one_pass ? host_block.size() : size_t(slot_workers) * size_t(cfg.slots) * slot_bytes;
     if (info) *info = local;
     return Status::Ok();
@@ -354,11 +291,36 @@ struct StagedCopier::Impl {
       };
       if (thread == 1) {
         if (n > 0) warm_worker(0);
-        cudaFuncAttributes attr;
-        if (gray) (void)cudaFuncGetAttributes(&attr, rgb_rows_to_gray);
+        upload::load_kernels(gray, cfg.pull);
       }
       if (thread < n) warm_worker(thread);
     }, cfg.hot_ms * 1000u);
+  }
+
+  // Flags for a pull of `count` pieces (zeroed when new) and the block's device address, mapped
+  // (prepare makes them: a first cudaHostAlloc inside the copy cost ~20 µs).
+  Status pull_reserve(size_t count) {
+    if (pull_flags.size() < count) {
+      pull_flags_dev = nullptr;
+      PARVIS_TRY(pull_flags.alloc_mapped(count));
+      std::memset(pull_flags.get(), 0, count * sizeof(unsigned));
+      PARVIS_TRY(pull_flags.device_pointer(&pull_flags_dev));
+    }
+    if (pull_block_of != host_block.get()) {
+      pull_block_of = nullptr;
+      uint8_t* d = nullptr;
+      CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), host_block.get(), 0));
+      pull_block_dev = d;
+      pull_block_of = host_block.get();
+    }
+    return Status::Ok();
+  }
+  // The same and the pull's number.
+  Status pull_setup(size_t count, unsigned* seq) {
+    PARVIS_TRY(pull_reserve(count));
+    if (++pull_seq == 0) pull_seq = 1;
+    *seq = pull_seq;
+    return Status::Ok();
   }
 
   // A one-pass upload: the pieces' rows go to their own place in the pinned block (no slot is
@@ -380,6 +342,13 @@ struct StagedCopier::Impl {
     std::atomic<size_t> next{0};
     const bool nt = cfg.nt;
     Status issued = Status::Ok();
+    // The pull: rows of one pitch on both sides (padded, or RGB rows to the scratch). A device
+    // that cannot map the block takes the DMAs.
+    unsigned seq = 0;
+    const bool pull = cfg.pull && (st.padded || gray) && pull_setup(p.count, &seq).ok();
+    pulled = pull;
+    if (cfg.pull && !pull) (void)cudaGetLastError();
+    unsigned* const flags = pull_flags.get();
     // A worker claims up to kClaim bytes of pieces at once while many remain, fewer toward the
     // end (guided: a 2n-th of what is left), so that the last claims, and the last DMA, which
     // waits for them, are small.
@@ -420,7 +389,12 @@ struct StagedCopier::Impl {
           tr.pieces[k].bytes = k == i ? pc.nrows * pc.ncols : 0;
         }
         tr.mark(k, 2);
-        ready[k].store(true, std::memory_order_release);
+        if (pull) {
+          __atomic_store_n(flags + k, seq, __ATOMIC_RELEASE);  // after finish()'s fence
+          tr.mark(k, 3);
+        } else {
+          ready[k].store(true, std::memory_order_release);
+        }
       }
       return true;
     };
@@ -462,9 +436,21 @@ struct StagedCopier::Impl {
         PARVIS_TRY(launch_gray(scratch.get(), width, dst, dpitch, int(width / 3), int(p.rows), stream));
       return Status::Ok();
     };
+    // The pull's caller: the kernel launched while the workers copy, then pieces like them.
+    auto pull_all = [&]() -> Status {
+      uint8_t* const target = gray ? scratch.get() : dst;
+      PARVIS_TRY(upload::launch_pull(pull_block_dev, target, p.rows * row_bytes,
+                                     p.rows_per_piece * row_bytes, pull_flags_dev, seq, p.count,
+                                     stream));
+      while (copy_next(0, nullptr)) {
+      }
+      if (gray)
+        PARVIS_TRY(launch_gray(scratch.get(), width, dst, dpitch, int(width / 3), int(p.rows), stream));
+      return Status::Ok();
+    };
     pool.run(st.n, [&](int wi) {
       if (wi == 0) {
-        const Status e = issue();
+        const Status e = pull ? pull_all() : issue();
         if (issued.ok()) issued = e;
         if (!issued.ok()) next.store(p.count);  // the workers stop at their next piece
         return;
@@ -562,6 +548,8 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   if (t == Transfer::Staged) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, true, &st));
+    if (st.one_pass && m.cfg.pull && (st.padded || rgb_to_gray) && !m.pull_reserve(st.p.count).ok())
+      (void)cudaGetLastError();  // the upload takes the DMAs
     if (m.cfg.warm) m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots
     m.prepared_at = UploadTrace::Clock::now();
   } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {

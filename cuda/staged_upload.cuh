@@ -80,9 +80,12 @@ struct TransferConfig {
                          // issuing the DMAs as pieces are ready (PARVIS_UPLOAD_ONEPASS=0: slots)
   size_t piece = size_t(32) << 10;  // one pass: the largest piece, bytes (PARVIS_UPLOAD_PIECE;
                                     // a worker claims up to 256 KiB of them at once)
-  size_t batch = size_t(256) << 10;  // one pass: a DMA waits until this many bytes in a row are
-                                     // ready, but the last (PARVIS_UPLOAD_BATCH; 0: each run of
-                                     // ready pieces at once)
+  size_t batch = size_t(256) << 10;  // one pass by DMAs: a DMA waits until this many bytes in a
+                                     // row are ready, but the last (PARVIS_UPLOAD_BATCH; 0: each
+                                     // run of ready pieces at once)
+  bool pull = true;       // one pass, padded or RGB rows: a kernel copies each piece from the
+                         // pinned block (mapped) as soon as a flag says it is ready, instead of
+                         // DMAs (PARVIS_UPLOAD_PULL=0: the DMAs)
   unsigned hot_ms = 50;  // after prepare's warm-up the pool's threads stay awake (spinning) up to
                          // this long for the first copy (PARVIS_UPLOAD_HOT, 0..1000 ms)
   unsigned spin_us = 300;  // how long an idle worker spins before it sleeps, µs
@@ -99,7 +102,7 @@ struct TransferConfig {
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
 // PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_ONEPASS (0 or 1), PARVIS_UPLOAD_HOT (ms),
 // PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_PIECE and PARVIS_UPLOAD_BATCH (bytes, K or M),
-// PARVIS_UPLOAD_TRACE (0 or 1). A malformed value is a usage error.
+// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -111,6 +114,7 @@ struct TransferInfo {
   size_t pinned = 0;  // staged: the copier's pinned bytes (all slots) after the copy
   bool padded = false;  // staged: padded rows in 1-D DMAs
   bool one_pass = false;  // staged: in one pass (TransferConfig::one_pass)
+  bool pulled = false;    // one pass: the GPU pulled the pieces (TransferConfig::pull)
   std::string describe() const;  // e.g. "staged 4 threads x 512 KiB"
 };
 

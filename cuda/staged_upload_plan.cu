@@ -78,6 +78,7 @@ Status transfer_config_from_env(TransferConfig* out) {
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_TRACE", &c.trace));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_NT", &c.nt));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_ONEPASS", &c.one_pass));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_PULL", &c.pull));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_PIECE", 4096, size_t(1) << 30, "4K..1024M bytes", &c.piece));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_BATCH", 0, size_t(1) << 30, "0..1024M bytes", &c.batch));
   size_t hot = c.hot_ms;
@@ -103,7 +104,7 @@ std::string TransferInfo::describe() const {
     s += std::string(one_pass ? " one pass, " : " ") + std::to_string(threads) +
          (threads == 1 ? " thread" : " threads") + " x " +
          std::to_string(kib ? piece >> 10 : piece >> 20) + (kib ? " KiB" : " MiB") +
-         (padded ? ", padded rows" : ", 2-D");
+         (padded ? ", padded rows" : ", 2-D") + (pulled ? ", pulled by the GPU" : "");
   }
   return s;
 }

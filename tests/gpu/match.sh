@@ -122,10 +122,15 @@ gpu_test test-upload-slots PARVIS_UPLOAD_ONEPASS=0 -- cuda-opt --only upload
 gpu_test test-upload-1thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=1 -- cuda-opt --only upload
 gpu_test test-upload-2thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=2 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
 gpu_test test-upload-memcpy PARVIS_UPLOAD_NT=0 -- cuda-opt --only upload
-# One pass with odd pieces and claims: 5000-byte pieces (up to 52 a claim) issued as they are
-# ready; 4 KiB pieces whose DMAs wait for 100000 bytes in a row.
-gpu_test test-upload-claims PARVIS_UPLOAD=staged PARVIS_UPLOAD_PIECE=5000 PARVIS_UPLOAD_BATCH=0 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-gpu_test test-upload-batch PARVIS_UPLOAD_PIECE=4K PARVIS_UPLOAD_BATCH=100000 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+# One pass with odd pieces and claims, pulled by the GPU (the default) and by DMAs: 5000-byte
+# pieces (up to 52 a claim), the DMAs issued as they are ready; 4 KiB pieces whose DMAs wait for
+# 100000 bytes in a row; the DMAs with the default pieces; memcheck on the DMAs.
+gpu_test test-upload-claims PARVIS_UPLOAD=staged PARVIS_UPLOAD_PIECE=5000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+gpu_test test-upload-claims-dma PARVIS_UPLOAD_PULL=0 PARVIS_UPLOAD=staged PARVIS_UPLOAD_PIECE=5000 PARVIS_UPLOAD_BATCH=0 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+gpu_test test-upload-batch-dma PARVIS_UPLOAD_PULL=0 PARVIS_UPLOAD_PIECE=4K PARVIS_UPLOAD_BATCH=100000 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
+gpu_test test-upload-dma PARVIS_UPLOAD_PULL=0 -- cuda-opt --only upload
+gpu_test test-upload-dma-cuda PARVIS_UPLOAD_PULL=0 -- cuda-opt --only matchcuda
+PARVIS_UPLOAD_PULL=0 gpu_sanitize memcheck cuda-opt matchupload dma
 # Slots pinned ahead (a thread creates the context and pins while the images are decoded): the
 # upload cases, the error cases (the call returns while the thread may still run: joined first)
 # and memcheck.

@@ -1,0 +1,130 @@
+// The staged copier's kernels (upload_kernels.cuh): RGB rows -> grey, the linear copy's repack and
+// the one-pass pull.
+#include "upload_kernels.cuh"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common.cuh"
+#include "common/gray.hpp"
+
+namespace parvis::cuda::upload {
+
+// ---- the grey conversion on the GPU ----------------------------------------------------------------
+__global__ void rgb_rows_to_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
+                                 int W, int rows) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= W) return;
+  for (int y = blockIdx.y; y < rows; y += gridDim.y) {
+    const uint8_t* p = rgb + size_t(y) * rgb_pitch + 3 * size_t(x);
+    dst[size_t(y) * dpitch + x] = gray_of(p[0], p[1], p[2]);
+  }
+}
+
+Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch,
+                          int W, int rows, cudaStream_t s) {
+  if (W <= 0 || rows <= 0) return Status::Ok();
+  const dim3 grid(div_up(size_t(W), 256), unsigned(std::min(rows, 65535)));
+  rgb_rows_to_gray<<<grid, 256, 0, s>>>(rgb, rgb_pitch, dst, dpitch, W, rows);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// Rows of `width` bytes, `spitch` apart -> `dpitch` apart (the linear copy's repack; the bytes
+// past width in dst are left as they are).
+__global__ void repack_rows(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
+                            size_t width, int rows) {
+  const size_t x = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= width) return;
+  for (int y = blockIdx.y; y < rows; y += gridDim.y) dst[size_t(y) * dpitch + x] = src[size_t(y) * spitch + x];
+}
+
+Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
+                            size_t width, size_t rows, cudaStream_t s) {
+  if (width == 0 || rows == 0) return Status::Ok();
+  const dim3 grid(div_up(width, 256), unsigned(std::min<size_t>(rows, 65535)));
+  repack_rows<<<grid, 256, 0, s>>>(src, spitch, dst, dpitch, width, int(rows));
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// ---- the one-pass pull (TransferConfig::pull) --------------------------------------------------------
+// The GPU copies each piece out of the mapped pinned block as soon as the host has marked it
+// ready (flags[i] == seq, written after the piece's streamed stores are fenced), instead of a
+// DMA per run of pieces: no driver call while the host copies, and no DMA after the last piece.
+__device__ __forceinline__ unsigned load_acquire_system(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// n bytes src -> dst, the block's threads together; src and dst equally aligned (one offset
+// into a pinned block and a device buffer). .cv loads: a line of the block cached on the GPU by
+// an earlier upload is stale.
+__device__ void pull_span(const uint8_t* src, uint8_t* dst, size_t n) {
+  const size_t head = min(n, size_t((16 - (reinterpret_cast<uintptr_t>(src) & 15)) & 15));
+  const size_t n16 = (n - head) / 16, tail0 = head + n16 * 16;
+  for (size_t k = threadIdx.x; k < head; k += blockDim.x) dst[k] = __ldcv(src + k);
+  for (size_t k = tail0 + threadIdx.x; k < n; k += blockDim.x) dst[k] = __ldcv(src + k);
+  const uint4* s4 = reinterpret_cast<const uint4*>(src + head);
+  uint4* d4 = reinterpret_cast<uint4*>(dst + head);
+  constexpr int kUnroll = 4;  // loads in flight per thread: the link's latency is ~1 µs
+  for (size_t k = threadIdx.x; k < n16; k += size_t(blockDim.x) * kUnroll) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (k + size_t(u) * blockDim.x < n16) v[u] = __ldcv(s4 + k + size_t(u) * blockDim.x);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (k + size_t(u) * blockDim.x < n16) d4[k + size_t(u) * blockDim.x] = v[u];
+  }
+}
+
+// Piece i is bytes [i x piece_bytes, +piece_bytes) of both src and dst (whole rows, the same
+// pitch on both sides); block b takes pieces b, b + gridDim.x, ... A flag not set within 60 s
+// means the host is gone: trap rather than hang the stream.
+__global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
+                            const unsigned* flags, unsigned seq, unsigned count) {
+  __shared__ int ready;
+  for (unsigned i = blockIdx.x; i < count; i += gridDim.x) {
+    if (threadIdx.x == 0) {
+      const unsigned long long t0 = global_ns();
+      int ok = 1;
+      while (load_acquire_system(flags + i) != seq) {
+        if (global_ns() - t0 > 60000000000ull) {
+          ok = 0;
+          break;
+        }
+        __nanosleep(500);
+      }
+      ready = ok;
+    }
+    __syncthreads();
+    if (!ready) __trap();
+    const size_t b0 = size_t(i) * piece_bytes;
+    pull_span(src + b0, dst + b0, min(piece_bytes, total - b0));
+    __syncthreads();  // `ready` is written again for the next piece
+  }
+}
+
+Status launch_pull(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
+                   const unsigned* flags, unsigned seq, size_t count, cudaStream_t s) {
+  if (count == 0) return Status::Ok();
+  pull_pieces<<<unsigned(std::min<size_t>(count, 64)), 256, 0, s>>>(src, dst, total, piece_bytes,
+                                                                     flags, seq, unsigned(count));
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+void load_kernels(bool gray, bool pull) {
+  cudaFuncAttributes attr;
+  if (gray) (void)cudaFuncGetAttributes(&attr, rgb_rows_to_gray);
+  if (pull) (void)cudaFuncGetAttributes(&attr, pull_pieces);
+}
+
+}  // namespace parvis::cuda::upload

@@ -224,7 +224,10 @@ struct StagedCopier::Impl {
   Status begin(size_t width, size_t rows, size_t pitch, bool gray, bool upload,
                cudaStream_t stream, Staging* st) {
     PARVIS_TRY(reserve(width, rows, pitch, gray, upload, st));
-    return st->one_pass ? Status::Ok() : fork(st->n, stream);
+    if (st->one_pass) return Status::Ok();
+    // The slots share the block: a one-pass upload's DMAs or pull may still read it.
+    if (upload) CUDA_CHECK(cudaEventSynchronize(block_done));
+    return fork(st->n, stream);
   }
   // Its end: `stream` after the workers' copies (also after a failure: it waits for what ran),
   // then the pieces' status and the report.
@@ -318,7 +321,10 @@ struct StagedCopier::Impl {
   // The same and the pull's number.
   Status pull_setup(size_t count, unsigned* seq) {
     PARVIS_TRY(pull_reserve(count));
-    if (++pull_seq == 0) pull_seq = 1;
+    if (++pull_seq == 0) {  // wrapped: a flag left from 2^32 pulls ago must not read as set
+      std::memset(pull_flags.get(), 0, pull_flags.size() * sizeof(unsigned));
+      pull_seq = 1;
+    }
     *seq = pull_seq;
     return Status::Ok();
   }

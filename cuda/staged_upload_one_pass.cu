@@ -16,6 +16,7 @@ namespace parvis::cuda {
 // (prepare makes them: a first cudaHostAlloc inside the copy cost ~20 µs).
 Status StagedCopier::Impl::pull_reserve(size_t count) {
   if (pull_flags.size() < count) {
+    CUDA_CHECK(cudaEventSynchronize(block_done));  // no pull still reads the old flags
     pull_flags_dev = nullptr;
     PARVIS_TRY(pull_flags.alloc_mapped(count));
     std::memset(pull_flags.get(), 0, count * sizeof(unsigned));
@@ -42,18 +43,20 @@ Status StagedCopier::Impl::pull_setup(size_t count, unsigned* seq) {
 }
 
 // A one-pass upload: the pieces' rows go to their own place in the pinned block (no slot is
-// reused, so no copy waits for a DMA), by the pool's threads; the calling thread issues the
-// DMAs on `stream` as the pieces become ready, a run of consecutive ready pieces in one copy
-// once it holds TransferConfig::batch bytes or ends the image (fewer, larger DMAs; one thread
-// talks to the driver: the workers' CUDA calls contended there, 10-100 µs each on the H100
-// host), and copies a piece itself when none is ready to issue. gray: the RGB rows
-// go to the scratch, made grey there by one kernel after the last DMA.
+// reused, so no copy waits for a DMA), by the pool's threads. Pulled (TransferConfig::pull): the
+// caller launches the pull kernel on `stream`, which takes each piece when its flag is set, and
+// then copies pieces like the workers. Else the calling thread issues the DMAs on `stream` as
+// the pieces become ready, a run of consecutive ready pieces in one copy once it holds
+// TransferConfig::batch bytes or ends the image (fewer, larger DMAs; one thread talks to the
+// driver: the workers' CUDA calls contended there, 10-100 µs each on the H100 host), and copies
+// a piece itself when none is ready to issue. gray: the RGB rows go to the scratch, made grey
+// there by one kernel after the last piece.
 Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size_t dpitch,
                                            const uint8_t* src, size_t spitch, size_t width,
                                            bool gray, cudaStream_t stream, UploadTrace& tr) {
   const PiecePlan& p = st.p;
   const size_t row_bytes = st.padded ? st.padded : width;
-  CUDA_CHECK(cudaEventSynchronize(block_done));  // the last upload's DMAs no longer read it
+  CUDA_CHECK(cudaEventSynchronize(block_done));  // the last upload no longer reads it
   if (gray) PARVIS_TRY(ensure_scratch(p.rows * width, stream));
   uint8_t* const block = host_block.get();
   std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[p.count]);

@@ -64,6 +64,7 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, true, &st));
     if (st.one_pass && m.cfg.pull && (st.padded || rgb_to_gray) && !m.pull_reserve(st.p.count).ok())
       (void)cudaGetLastError();  // the upload takes the DMAs
+    if (m.cfg.trace) PARVIS_TRY(m.trace_reserve(st.p.count));  // not inside the traced copy
     if (m.cfg.warm) m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots
     m.prepared_at = UploadTrace::Clock::now();
   } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
@@ -89,13 +90,25 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
   }
   if (t == Transfer::Staged) {
     UploadTrace tr;
+    tr.on = m.cfg.trace;
+    if (tr.on) {
+      PARVIS_TRY(m.trace_reserve(0));
+      std::copy(m.trace_ev, m.trace_ev + 3, tr.gpu);
+      tr.stream = stream;
+      CUDA_CHECK(cudaEventRecord(tr.gpu[0], stream));
+      tr.t0 = UploadTrace::Clock::now();
+    }
     Impl::Staging st;
     PARVIS_TRY(m.begin(width, rows, dpitch, gray, true, stream, &st));
     const PiecePlan& p = st.p;
     const int n = st.n;
     const size_t padded = st.padded;
-    tr.on = m.cfg.trace;
-    if (tr.on) tr.pieces.resize(p.count), tr.setup = tr.now();
+    if (tr.on) {
+      tr.pieces.resize(p.count), tr.setup = tr.now();
+      PARVIS_TRY(m.trace_reserve(p.count));
+      std::memset(m.trace_pull.get(), 0, 2 * p.count * sizeof(unsigned long long));
+      PARVIS_TRY(m.trace_pull.device_pointer(&tr.pull_times_dev));
+    }
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);
     const Status s = st.one_pass ? m.upload_one_pass(st, dst, dpitch, src, spitch, width, gray, stream, tr)
                                  : m.run(n, p.count, [&](int wi, size_t i) -> Status {
@@ -128,7 +141,9 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     if (!tr.on) return m.end(st, stream, s, local, info);
     tr.issued = tr.now();
     PARVIS_TRY(m.end(st, stream, s, local, info));
+    CUDA_CHECK(cudaEventRecord(tr.gpu[2], stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (st.one_pass && m.pulled) tr.pull_times = m.trace_pull.get();
     tr.print(width * rows, n,
              std::chrono::duration<double, std::milli>(tr.t0 - m.prepared_at).count(), tr.now());
     return Status::Ok();

@@ -49,6 +49,7 @@ struct StagedCopier::Impl {
   int device = 0;
   cudaEvent_t start = nullptr;
   cudaEvent_t block_done = nullptr;  // after the DMAs of the last staged upload
+  bool block_recorded = false;       // block_done recorded since the last wait on it
   std::deque<Worker> workers;
   upload::Pool pool;
   // Every worker's slots: one pinned block (worker i at i x slots x slot_bytes) for the first
@@ -72,6 +73,8 @@ struct StagedCopier::Impl {
   const uint8_t* pull_block_of = nullptr;
   const uint8_t* pull_block_dev = nullptr;
   bool pulled = false;  // the last one-pass upload was pulled (for its report)
+  cudaEvent_t trace_ev[3] = {};  // PARVIS_UPLOAD_TRACE's GPU times (UploadTrace::gpu)
+  PinnedBuffer<unsigned long long> trace_pull;  // and the pull's (UploadTrace::pull_times)
 
   ~Impl() { release(); }
   void release() {
@@ -92,11 +95,16 @@ struct StagedCopier::Impl {
       cudaEventDestroy(block_done);
     }
     block_done = nullptr;
+    block_recorded = false;
     if (scratch_done) {
       cudaEventSynchronize(scratch_done);
       cudaEventDestroy(scratch_done);
     }
     scratch_done = nullptr;
+    for (cudaEvent_t& e : trace_ev) {
+      if (e) cudaEventDestroy(e);
+      e = nullptr;
+    }
     ready = false;
   }
 
@@ -115,6 +123,22 @@ struct StagedCopier::Impl {
     return padded ? std::min(p.rows_per_piece, p.rows) * padded : p.piece_bytes;
   }
 
+  // Until no earlier copy's DMAs or pull read the pinned block. No driver call where none was
+  // recorded since the last wait: a process's first cudaEventSynchronize took ~4 µs inside its
+  // first upload (H100 host).
+  Status wait_block() {
+    if (!block_recorded) return Status::Ok();
+    CUDA_CHECK(cudaEventSynchronize(block_done));
+    block_recorded = false;
+    return Status::Ok();
+  }
+  // The trace's events and the pull's times for `pieces` (TransferConfig::trace).
+  Status trace_reserve(size_t pieces) {
+    for (cudaEvent_t& e : trace_ev)
+      if (!e) CUDA_CHECK(cudaEventCreate(&e));
+    if (trace_pull.size() < 2 * pieces) PARVIS_TRY(trace_pull.alloc_mapped(2 * pieces));
+    return Status::Ok();
+  }
   Status sync_workers() {
     for (Worker& w : workers) CUDA_CHECK(cudaStreamSynchronize(w.stream));
     return Status::Ok();
@@ -126,7 +150,7 @@ struct StagedCopier::Impl {
     pool.wait();  // a warm-up may still read the slots
     if (slot_bytes < bytes || slot_workers < n) {
       PARVIS_TRY(sync_workers());  // no DMA may still use the old slots
-      CUDA_CHECK(cudaEventSynchronize(block_done));  // nor a one-pass upload's, on its stream
+      PARVIS_TRY(wait_block());  // nor a one-pass upload's, on its stream
       const size_t b = std::max(bytes, slot_bytes);
       const int k = std::max(n, slot_workers);
       slot_bytes = 0;  // alloc frees the old block first: no slots left if it fails
@@ -159,7 +183,7 @@ struct StagedCopier::Impl {
     pool.wait();
     if (host_block.size() >= bytes) return Status::Ok();
     PARVIS_TRY(sync_workers());  // no DMA may still read the old block
-    CUDA_CHECK(cudaEventSynchronize(block_done));
+    PARVIS_TRY(wait_block());
     slot_bytes = 0;
     slot_workers = 0;
     size_t have = 0;
@@ -220,7 +244,7 @@ struct StagedCopier::Impl {
     PARVIS_TRY(reserve(width, rows, pitch, gray, upload, st));
     if (st->one_pass) return Status::Ok();
     // The slots share the block: a one-pass upload's DMAs or pull may still read it.
-    if (upload) CUDA_CHECK(cudaEventSynchronize(block_done));
+    if (upload) PARVIS_TRY(wait_block());
     return fork(st->n, stream);
   }
   // Its end: `stream` after the workers' copies (also after a failure: it waits for what ran),
@@ -229,6 +253,7 @@ struct StagedCopier::Impl {
              TransferInfo* info) {
     if (!st.one_pass) PARVIS_TRY(join(st.n, stream));
     CUDA_CHECK(cudaEventRecord(block_done, stream));  // the next one-pass upload waits for it
+    block_recorded = true;
     PARVIS_TRY(pieces);
     local.threads = st.n;
     local.piece = st.p.piece_bytes;

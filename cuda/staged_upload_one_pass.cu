@@ -16,7 +16,7 @@ namespace parvis::cuda {
 // (prepare makes them: a first cudaHostAlloc inside the copy cost ~20 µs).
 Status StagedCopier::Impl::pull_reserve(size_t count) {
   if (pull_flags.size() < count) {
-    CUDA_CHECK(cudaEventSynchronize(block_done));  // no pull still reads the old flags
+    PARVIS_TRY(wait_block());  // no pull still reads the old flags
     pull_flags_dev = nullptr;
     PARVIS_TRY(pull_flags.alloc_mapped(count));
     std::memset(pull_flags.get(), 0, count * sizeof(unsigned));
@@ -56,7 +56,8 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
                                            bool gray, cudaStream_t stream, UploadTrace& tr) {
   const PiecePlan& p = st.p;
   const size_t row_bytes = st.padded ? st.padded : width;
-  CUDA_CHECK(cudaEventSynchronize(block_done));  // the last upload no longer reads it
+  PARVIS_TRY(wait_block());  // the last upload no longer reads it
+  tr.step("block-free");
   if (gray) PARVIS_TRY(ensure_scratch(p.rows * width, stream));
   uint8_t* const block = host_block.get();
   std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[p.count]);
@@ -67,8 +68,10 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
   // The pull: rows of one pitch on both sides (padded, or RGB rows to the scratch). A device
   // that cannot map the block takes the DMAs.
   unsigned seq = 0;
+  tr.step("ready");
   const bool pull = cfg.pull && (st.padded || gray) && pull_setup(p.count, &seq).ok();
   pulled = pull;
+  tr.step("pull-set-up");
   if (cfg.pull && !pull) (void)cudaGetLastError();
   unsigned* const flags = pull_flags.get();
   // A worker claims up to kClaim bytes of pieces at once while many remain, fewer toward the
@@ -161,15 +164,18 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
   // The pull's caller: the kernel launched while the workers copy, then pieces like them.
   auto pull_all = [&]() -> Status {
     uint8_t* const target = gray ? scratch.get() : dst;
+    tr.gpu_step("launch");
     PARVIS_TRY(upload::launch_pull(pull_block_dev, target, p.rows * row_bytes,
                                    p.rows_per_piece * row_bytes, pull_flags_dev, seq, p.count,
-                                   stream));
+                                   stream, tr.pull_times_dev));
+    tr.step("launched");
     while (copy_next(0, nullptr)) {
     }
     if (gray)
       PARVIS_TRY(launch_gray(scratch.get(), width, dst, dpitch, int(width / 3), int(p.rows), stream));
     return Status::Ok();
   };
+  tr.step("run");
   pool.run(st.n, [&](int wi) {
     if (wi == 0) {
       const Status e = pull ? pull_all() : issue();
@@ -180,6 +186,7 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
     while (copy_next(wi, nullptr)) {
     }
   });
+  tr.step("workers-done");
   if (gray) CUDA_CHECK(cudaEventRecord(scratch_done, stream));
   return issued;
 }

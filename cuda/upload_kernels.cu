@@ -88,8 +88,10 @@ __device__ void pull_span(const uint8_t* src, uint8_t* dst, size_t n) {
 // Piece i is bytes [i x piece_bytes, +piece_bytes) of both src and dst (whole rows, the same
 // pitch on both sides); block b takes pieces b, b + gridDim.x, ... A flag not set within 60 s
 // means the host is gone: trap rather than hang the stream.
+// times (PARVIS_UPLOAD_TRACE, else null): when each piece's flag was seen and its copy done (ns).
 __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
-                            const unsigned* flags, unsigned seq, unsigned count) {
+                            const unsigned* flags, unsigned seq, unsigned count,
+                            unsigned long long* times) {
   __shared__ int ready;
   for (unsigned i = blockIdx.x; i < count; i += gridDim.x) {
     if (threadIdx.x == 0) {
@@ -106,17 +108,20 @@ __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size
     }
     __syncthreads();
     if (!ready) __trap();
+    if (times && threadIdx.x == 0) times[2 * i] = global_ns();
     const size_t b0 = size_t(i) * piece_bytes;
     pull_span(src + b0, dst + b0, min(piece_bytes, total - b0));
     __syncthreads();  // `ready` is written again for the next piece
+    if (times && threadIdx.x == 0) times[2 * i + 1] = global_ns();
   }
 }
 
 Status launch_pull(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
-                   const unsigned* flags, unsigned seq, size_t count, cudaStream_t s) {
+                   const unsigned* flags, unsigned seq, size_t count, cudaStream_t s,
+                   unsigned long long* times, unsigned blocks) {
   if (count == 0) return Status::Ok();
-  pull_pieces<<<unsigned(std::min<size_t>(count, 64)), 256, 0, s>>>(src, dst, total, piece_bytes,
-                                                                     flags, seq, unsigned(count));
+  pull_pieces<<<unsigned(std::min<size_t>(count, blocks)), 256, 0, s>>>(src, dst, total, piece_bytes,
+                                                                     flags, seq, unsigned(count), times);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }

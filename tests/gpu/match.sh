@@ -122,6 +122,10 @@ gpu_test test-upload-slots PARVIS_UPLOAD_ONEPASS=0 -- cuda-opt --only upload
 gpu_test test-upload-1thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=1 -- cuda-opt --only upload
 gpu_test test-upload-2thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=2 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
 gpu_test test-upload-memcpy PARVIS_UPLOAD_NT=0 -- cuda-opt --only upload
+# 8 threads (the default before 12, and what an 8-thread host gets); the trace's run (its events
+# and the pull's clock on the stream must leave the bits as they are).
+gpu_test test-upload-8thr PARVIS_UPLOAD_THREADS=8 -- cuda-opt --only upload
+gpu_test test-upload-trace PARVIS_UPLOAD_TRACE=1 -- cuda-opt --only matchupload
 # One pass with odd pieces and claims, pulled by the GPU (the default) and by DMAs: 5000-byte
 # pieces (up to 52 a claim), the DMAs issued as they are ready; 4 KiB pieces whose DMAs wait for
 # 100000 bytes in a row; the DMAs with the default pieces; memcheck on the DMAs.

@@ -62,7 +62,7 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   if (t == Transfer::Staged) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, true, &st));
-    if (st.one_pass && m.cfg.pull && (st.padded || rgb_to_gray) && !m.pull_reserve(st.p.count).ok())
+    if (st.one_pass && m.pullable(st, rgb_to_gray) && !m.pull_reserve(st.p.count).ok())
       (void)cudaGetLastError();  // the upload takes the DMAs
     if (m.cfg.trace) PARVIS_TRY(m.trace_reserve(st.p.count));  // not inside the traced copy
     if (m.cfg.warm) m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots

@@ -319,6 +319,9 @@ struct StagedCopier::Impl {
     }, cfg.hot_ms * 1000u);
   }
 
+  // A one-pass upload the GPU may pull: rows of one pitch on both sides (padded, or RGB rows to
+  // the scratch), where TransferConfig::pull asks for it.
+  bool pullable(const Staging& st, bool gray) const { return cfg.pull && (st.padded || gray); }
   // The pull's flags for `count` pieces and the block's mapping (prepare makes them); and the
   // same with the next pull's number (staged_upload_one_pass.cu).
   Status pull_reserve(size_t count);

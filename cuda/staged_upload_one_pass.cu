@@ -60,20 +60,22 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
   tr.step("block-free");
   if (gray) PARVIS_TRY(ensure_scratch(p.rows * width, stream));
   uint8_t* const block = host_block.get();
-  std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[p.count]);
-  for (size_t i = 0; i < p.count; ++i) ready[i].store(false, std::memory_order_relaxed);
   std::atomic<size_t> next{0};
   const bool nt = cfg.nt;
   Status issued = Status::Ok();
-  // The pull: rows of one pitch on both sides (padded, or RGB rows to the scratch). A device
-  // that cannot map the block takes the DMAs.
+  // The pull (pullable: rows of one pitch on both sides). A device that cannot map the block
+  // takes the DMAs.
   unsigned seq = 0;
-  tr.step("ready");
-  const bool pull = cfg.pull && (st.padded || gray) && pull_setup(p.count, &seq).ok();
+  const bool pull = pullable(st, gray) && pull_setup(p.count, &seq).ok();
   pulled = pull;
   tr.step("pull-set-up");
   if (cfg.pull && !pull) (void)cudaGetLastError();
   unsigned* const flags = pull_flags.get();
+  std::unique_ptr<std::atomic<bool>[]> ready;  // by DMAs: each piece's, set by its worker
+  if (!pull) {
+    ready.reset(new std::atomic<bool>[p.count]);
+    for (size_t i = 0; i < p.count; ++i) ready[i].store(false, std::memory_order_relaxed);
+  }
   // A worker claims up to kClaim bytes of pieces at once while many remain, fewer toward the
   // end (guided: a 2n-th of what is left), so that the last claims, and the last DMA, which
   // waits for them, are small.

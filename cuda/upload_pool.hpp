@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,7 +18,10 @@ namespace parvis::cuda::upload {
 
 class Pool {
  public:
-  ~Pool() { stop_all(); }
+  ~Pool() {
+    set_idle(nullptr);
+    stop_all();
+  }
   // `extra` threads; each runs on_start first (the staged copier binds its device there, so
   // that a worker's first CUDA call is not paid inside a copy).
   void start(int extra, std::function<void()> on_start = {}) {
@@ -31,6 +35,23 @@ class Pool {
   // How long an idle thread spins (yielding) before it sleeps: also right after its start, so
   // that a copy soon after the pool's start finds its threads awake.
   void set_spin(unsigned us) { spin_us_.store(us, std::memory_order_relaxed); }
+  // Work a spinning thread does between its looks for a job (the staged copier keeps the next
+  // copy's rows in the threads' caches): step(index) does a few microseconds of it and returns
+  // false when it has none for now. A thread in a step takes a job once the step ends: a job
+  // never waits for it. stop_idle() stops new steps at once; set_idle (nullptr, or the next
+  // step) also returns only once no thread is inside one (what they read may then go away).
+  // Called by the pool's owner only.
+  using IdleStep = std::function<bool(int)>;
+  void stop_idle() { idle_.store(nullptr); }
+  void set_idle(std::unique_ptr<const IdleStep> step) {
+    if (idle_owned_) {
+      idle_.store(nullptr);
+      while (idle_busy_.load() != 0) std::this_thread::yield();
+      idle_owned_.reset();
+    }
+    idle_owned_ = std::move(step);
+    if (idle_owned_) idle_.store(idle_owned_.get());
+  }
   // f(0) here, f(1..workers-1) on the pool; returns when f(0) and the threads that started
   // their part are done (after a posted job).
   void run(int workers, const std::function<void(int)>& f) {
@@ -99,6 +120,17 @@ class Pool {
     }
     cv_.notify_all();
   }
+  // One idle step, if any. The count is raised before the step is looked up again (both
+  // sequentially consistent, as set_idle's store and load): set_idle sees every thread that
+  // found the step.
+  bool idle_step(int index) {
+    if (!idle_.load(std::memory_order_relaxed)) return false;
+    idle_busy_.fetch_add(1);
+    const IdleStep* step = idle_.load();
+    const bool did = step && (*step)(index);
+    idle_busy_.fetch_sub(1);
+    return did;
+  }
   void stop_all() {
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -120,7 +152,7 @@ class Pool {
           std::max(hot_us, spin_us_.load(std::memory_order_relaxed)));
       while (agen_.load(std::memory_order_acquire) == seen && !halt_.load(std::memory_order_relaxed) &&
              std::chrono::steady_clock::now() - t0 < window)
-        std::this_thread::yield();
+        if (!idle_step(index)) std::this_thread::yield();
       std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
       lock_spinning(lk);
       cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
@@ -154,6 +186,9 @@ class Pool {
   std::atomic<uint64_t> agen_{0};
   std::atomic<unsigned> spin_us_{300};
   std::atomic<bool> halt_{false};
+  std::unique_ptr<const IdleStep> idle_owned_;  // set_idle's step (its owner's)
+  std::atomic<const IdleStep*> idle_{nullptr};  // the same, as the threads see it
+  std::atomic<int> idle_busy_{0};               // threads inside an idle step
   bool stop_ = false;
 };
 

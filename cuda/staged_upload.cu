@@ -54,7 +54,8 @@ Transfer StagedCopier::choose(size_t bytes) const {
   return bytes > 0 && bytes <= c.linear_max ? Transfer::Linear : Transfer::Staged;
 }
 
-Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray) {
+Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray,
+                             const uint8_t* next, size_t next_pitch) {
   Impl& m = *impl_;
   if (!m.ready) PARVIS_TRY(init(m.cfg));
   const size_t bytes = width * rows;
@@ -65,8 +66,11 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
     if (st.one_pass && m.pullable(st, rgb_to_gray) && !m.pull_reserve(st.p.count).ok())
       (void)cudaGetLastError();  // the upload takes the DMAs
     if (m.cfg.trace) PARVIS_TRY(m.trace_reserve(st.p.count));  // not inside the traced copy
-    if (m.cfg.warm) m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots
-    m.prepared_at = UploadTrace::Clock::now();
+    m.prepared_at = UploadTrace::Clock::now();  // before the warm-up's threads read it
+    if (m.cfg.warm) {
+      m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots
+      if (next && m.cfg.read_ahead) m.read_ahead(Impl::Rows{next, next_pitch, width, rows}, st.n);
+    }
   } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
     // the rows' span where the host rows are tight (a copy from wider rows grows it)
     CUDA_CHECK(cudaEventSynchronize(m.scratch_done));
@@ -75,12 +79,14 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   return Status::Ok();
 }
 
+void StagedCopier::end_read_ahead() { impl_->pool.set_idle(nullptr); }
 
 // One copy host -> device, `gray`: the rows are RGB (width = 3 W) and dst gets their grey.
 Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
                           const uint8_t* src, size_t spitch, size_t width, size_t rows, bool gray,
                           cudaStream_t stream, TransferInfo* info) {
   Impl& m = *impl_;
+  const Impl::EndReadAhead end_read_ahead(m.pool);
   TransferInfo local;
   local.used = t;
   local.bytes = width * rows;
@@ -146,6 +152,8 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     if (st.one_pass && m.pulled) tr.pull_times = m.trace_pull.get();
     tr.print(width * rows, n,
              std::chrono::duration<double, std::milli>(tr.t0 - m.prepared_at).count(), tr.now());
+    if (const size_t r = m.read_ahead_passes.exchange(0))
+      std::fprintf(stderr, "  source read ahead since prepare: %zu whole passes (all threads)\n", r);
     return Status::Ok();
   }
   // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the
@@ -204,6 +212,7 @@ Status StagedCopier::rgb_to_gray_device(uint8_t* dst, size_t dpitch, const uint8
 Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
                              size_t width, size_t rows, cudaStream_t stream, TransferInfo* info) {
   Impl& m = *impl_;
+  const Impl::EndReadAhead end_read_ahead(m.pool);
   if (!m.ready) PARVIS_TRY(init(m.cfg));
   TransferInfo local;
   local.used = choose(width * rows);

@@ -87,6 +87,11 @@ struct TransferConfig {
   bool pull = true;       // one pass, padded or RGB rows: a kernel copies each piece from the
                          // pinned block (mapped) as soon as a flag says it is ready, instead of
                          // DMAs (PARVIS_UPLOAD_PULL=0: the DMAs)
+  size_t read_ahead = size_t(1) << 20;  // staged: the bytes of prepare's `next` rows each of
+                         // the copy's workers keeps in its cache until the copy: all the rows
+                         // where they fit, else a slice each, where the slices fit
+                         // (PARVIS_UPLOAD_READAHEAD, 0: none). transfer_config_from_env: 3/4 of
+                         // the host's per-core L2, where it says
   unsigned hot_ms = 50;  // after prepare's warm-up the pool's threads stay awake (spinning) up to
                          // this long for the first copy (PARVIS_UPLOAD_HOT, 0..1000 ms)
   unsigned spin_us = 300;  // how long an idle worker spins before it sleeps, µs
@@ -103,7 +108,8 @@ struct TransferConfig {
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
 // PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_ONEPASS (0 or 1), PARVIS_UPLOAD_HOT (ms),
 // PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_PIECE and PARVIS_UPLOAD_BATCH (bytes, K or M),
-// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1). A malformed value is a usage error.
+// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1), PARVIS_UPLOAD_READAHEAD (bytes, K or
+// M). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).
@@ -132,8 +138,16 @@ class StagedCopier {
   // Allocates what a copy of `rows` rows of `width` bytes needs (pinned slots, device slots for
   // the grey conversion), so that the copies themselves allocate nothing. Optional: a copy
   // that finds its buffers too small allocates them then (once per shape).
-  // `pitch`: the device rows' (padded pieces are sized by it).
-  Status prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray = false);
+  // `pitch`: the device rows' (padded pieces are sized by it). `next` (rows `next_pitch`
+  // apart), where the caller knows it: the host rows the next copy will take, read by the pool's
+  // threads in the background with the warm-up, where they fit TransferConfig::read_ahead, so
+  // that the copy finds them in its workers' caches. They must stay valid and unchanged until
+  // the next copy or end_read_ahead(), each of which stops the reading.
+  Status prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray = false,
+                 const uint8_t* next = nullptr, size_t next_pitch = 0);
+  // Stops prepare's reading of `next` and waits until no thread reads it (where no copy
+  // followed, before the rows are freed or changed).
+  void end_read_ahead();
 
   // The device side of a copy holds rows x dpitch (or spitch) bytes: a staged copy may move the
   // whole padded rows.

@@ -281,6 +281,69 @@ struct StagedCopier::Impl {
     return Status::Ok();
   }
 
+  // Host rows, as a copy takes them.
+  struct Rows {
+    const uint8_t* p = nullptr;
+    size_t pitch = 0, width = 0, rows = 0;
+  };
+  // The rows the next copy will take (prepare's `next`), kept in the caches of the pool's
+  // threads 1..readers-1 (the copy's workers) while they spin for the copy: each reads its rows
+  // (a byte of each 64) a few at a time between its looks for a job (Pool::set_idle), so that
+  // the copy finds them in a cache. A process's first copy read the user's rows from memory (or
+  // another core's cache, dirty) at ~4 GB/s a thread; at ~10 from the thread's own cache, ~7.5
+  // from another core's, clean (H100 host, bench/experiments/first_copy.cu). Each thread reads
+  // all the rows where they hold at most TransferConfig::read_ahead bytes, else a slice of them
+  // each. Read once, they left the caches within milliseconds while the caller went on with its
+  // set-up (half the gain 5 ms later, none after 20; a match call uploads ~24 ms after prepare),
+  // so each thread reads its rows again ~200 µs after each pass (only the lines that left are
+  // fetched again), until the copy begins or TransferConfig::hot_ms has passed since prepare.
+  struct alignas(64) ReadCursor {  // one thread's, on its own line
+    size_t row = 0;
+    UploadTrace::Clock::time_point rest_until{};
+  };
+  std::atomic<uint8_t> read_sink{0};  // keeps the reads
+  std::atomic<size_t> read_ahead_passes{0};  // for the trace: whole passes since prepare
+  void read_ahead(const Rows& r, int readers) {
+    using Clock = UploadTrace::Clock;
+    const bool all = r.width * r.rows <= cfg.read_ahead;
+    if (readers < 2 || (!all && r.width * r.rows > cfg.read_ahead * size_t(readers - 1))) return;
+    auto cursors = std::make_shared<std::vector<ReadCursor>>(size_t(readers));
+    const size_t k = all ? 1 : size_t(readers - 1);  // slices: thread t reads slice t - 1
+    for (int t = 1; t < readers; ++t) (*cursors)[size_t(t)].row = all ? 0 : (t - 1) * r.rows / k;
+    const Clock::time_point until = prepared_at + std::chrono::milliseconds(cfg.hot_ms);
+    pool.set_idle(std::make_unique<const upload::Pool::IdleStep>([this, r, readers, all, k, cursors,
+                                                                  until](int thread) {
+      if (thread < 1 || thread >= readers) return false;
+      ReadCursor& c = (*cursors)[size_t(thread)];
+      const size_t first = all ? 0 : size_t(thread - 1) * r.rows / k;
+      const size_t last = all ? r.rows : size_t(thread) * r.rows / k;
+      const Clock::time_point now = Clock::now();
+      if (now >= until || (c.row == first && now < c.rest_until)) return false;
+      uint8_t acc = 0;
+      const size_t end = std::min(last, c.row + 4);  // a few KiB: the step ends within µs
+      for (; c.row < end; ++c.row) {
+        const uint8_t* row = r.p + c.row * r.pitch;
+        for (size_t x = 0; x < r.width; x += 64) acc ^= row[x];
+        acc ^= row[r.width - 1];  // the row's last line, where it starts past the last read
+      }
+      read_sink.fetch_xor(acc, std::memory_order_relaxed);
+      if (c.row == last) {
+        c.row = first;
+        c.rest_until = Clock::now() + std::chrono::microseconds(200);
+        read_ahead_passes.fetch_add(1, std::memory_order_relaxed);
+      }
+      return true;
+    }));
+  }
+
+  // A copy's: the reading stops as it begins (its workers take part at once) and has ended
+  // when it returns (the caller may then free the rows).
+  struct EndReadAhead {
+    upload::Pool& pool;
+    explicit EndReadAhead(upload::Pool& p) : pool(p) { pool.stop_idle(); }
+    ~EndReadAhead() { pool.set_idle(nullptr); }
+  };
+
   // TransferConfig::warm, in the background on the pool's threads, after prepare: the first use
   // of the first n workers' streams and slots (pool thread i takes worker i, thread 1 also
   // worker 0: one small DMA from each slot, its event recorded) and the grey kernel loaded

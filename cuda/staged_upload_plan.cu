@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#if __has_include(<unistd.h>)
+#include <unistd.h>  // sysconf: the L2 size, for read_ahead
+#endif
 
 #include "staged_upload.cuh"
 
@@ -57,6 +60,9 @@ Status read_flag(const char* name, bool* out) {
 Status transfer_config_from_env(TransferConfig* out) {
   TransferConfig c;
   if (const unsigned hw = std::thread::hardware_concurrency(); hw > 0) c.threads = std::min(c.threads, int(hw));
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  if (const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0) c.read_ahead = size_t(l2) / 4 * 3;
+#endif
   if (const char* v = std::getenv("PARVIS_UPLOAD"); v && *v) {
     const std::string s(v);
     if (s == "auto") c.mode = Transfer::Auto;
@@ -81,6 +87,7 @@ Status transfer_config_from_env(TransferConfig* out) {
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_PULL", &c.pull));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_PIECE", 4096, size_t(1) << 30, "4K..1024M bytes", &c.piece));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_BATCH", 0, size_t(1) << 30, "0..1024M bytes", &c.batch));
+  PARVIS_TRY(read_bytes("PARVIS_UPLOAD_READAHEAD", 0, size_t(1) << 30, "0..1024M bytes", &c.read_ahead));
   size_t hot = c.hot_ms;
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_HOT", 0, 1000, "0..1000 (ms)", &hot));
   c.hot_ms = unsigned(hot);

@@ -292,7 +292,9 @@ namespace {
 // ---- per-size setup ------------------------------------------------------------------------------
 // rgb: the source will go as its RGB bytes (the copier is prepared for those: a normed RGB run
 // sizes the matcher in matcher_gray_on_device, before matcher_run_rgb sets m.rgb_source).
-Status setup_source_size(Matcher& m, int W, int H, bool rgb) {
+// host: the image the upload will take, where known (the copier reads it ahead: prepare's
+// `next`; the caller ends that reading before it returns).
+Status setup_source_size(Matcher& m, int W, int H, bool rgb, const Image* host = nullptr) {
   if (m.W == W && m.H == H) return Status::Ok();
   m.drop_graphs();
   m.fft_ready = false;
@@ -311,7 +313,8 @@ Status setup_source_size(Matcher& m, int W, int H, bool rgb) {
                            ? dynamic_cast<const SharedSource*>(m.asked.source_cache->state.get())
                            : nullptr;
   if (!shared || shared->W != W || shared->H != H)
-    PARVIS_TRY(m.copier.prepare(size_t(W) * (rgb ? 3 : 1), size_t(H), m.pitch, rgb));
+    PARVIS_TRY(m.copier.prepare(size_t(W) * (rgb ? 3 : 1), size_t(H), m.pitch, rgb,
+                                host ? host->row(0) : nullptr, host ? host->stride : 0));
   PARVIS_TRY(m.d_out.alloc(1));
   PARVIS_TRY(m.d_direct_rec.alloc(1));
   for (DeviceOut* rec : {m.d_out.get(), m.d_direct_rec.get()})
@@ -402,7 +405,16 @@ Method choose(const Matcher& m, std::string* why) {
 Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->w, m->h));
-  PARVIS_TRY(setup_source_size(*m, gray_source.width, gray_source.height, m->rgb_source != nullptr));
+  // The pixels the upload takes, read ahead by the copier's threads on a new size (a single
+  // call's first upload; cuda/staged_upload.cuh): no thread reads them after this returns.
+  const Image* host = m->source_on_device ? nullptr : m->rgb_source ? m->rgb_source : &gray_source;
+  struct EndReadAhead {
+    cuda::StagedCopier* copier;
+    ~EndReadAhead() {
+      if (copier) copier->end_read_ahead();
+    }
+  } end_read_ahead{host ? &m->copier : nullptr};
+  PARVIS_TRY(setup_source_size(*m, gray_source.width, gray_source.height, m->rgb_source != nullptr, host));
   reset_result(out);  // filled in place: a video's frames reuse its memory
   out->map_width = m->map_w();
   out->map_height = m->map_h();

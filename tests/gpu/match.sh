@@ -126,6 +126,13 @@ gpu_test test-upload-memcpy PARVIS_UPLOAD_NT=0 -- cuda-opt --only upload
 # and the pull's clock on the stream must leave the bits as they are).
 gpu_test test-upload-8thr PARVIS_UPLOAD_THREADS=8 -- cuda-opt --only upload
 gpu_test test-upload-trace PARVIS_UPLOAD_TRACE=1 -- cuda-opt --only matchupload
+# The source read ahead by the copy's threads (the default reads sources of up to 3/4 of the L2
+# whole): off; in slices of at most 512 KiB a thread (1.36 and 4.08 MB sliced, 8.3 MB not read);
+# every size whole.
+gpu_test test-upload-noreadahead PARVIS_UPLOAD_READAHEAD=0 -- cuda-opt --only upload
+gpu_test test-upload-readslices PARVIS_UPLOAD_READAHEAD=512K -- cuda-opt --only upload
+gpu_test test-upload-readall PARVIS_UPLOAD_READAHEAD=64M -- cuda-opt --only upload
+PARVIS_UPLOAD_READAHEAD=512K gpu_sanitize memcheck cuda-opt matchupload readslices
 # One pass with odd pieces and claims, pulled by the GPU (the default) and by DMAs: 5000-byte
 # pieces (up to 52 a claim), the DMAs issued as they are ready; 4 KiB pieces whose DMAs wait for
 # 100000 bytes in a row; the DMAs with the default pieces; memcheck on the DMAs.

@@ -36,8 +36,8 @@ class Pool {
   // that a copy soon after the pool's start finds its threads awake.
   void set_spin(unsigned us) { spin_us_.store(us, std::memory_order_relaxed); }
   // Work a spinning thread does between its looks for a job (the staged copier keeps the next
-  // copy's rows in the threads' caches): step(index) does a few microseconds of it and returns
-  // false when it has none for now. A thread in a step takes a job once the step ends: a job
+  // copy's rows in the threads' caches): step(index) does a few microseconds of it (the thread
+  // yields after each) and returns false when it has none for now. A thread in a step takes a job once the step ends: a job
   // never waits for it. stop_idle() stops new steps at once; set_idle (nullptr, or the next
   // step) also returns only once no thread is inside one (what they read may then go away).
   // Called by the pool's owner only.
@@ -151,8 +151,10 @@ class Pool {
       const auto window = std::chrono::microseconds(
           std::max(hot_us, spin_us_.load(std::memory_order_relaxed)));
       while (agen_.load(std::memory_order_acquire) == seen && !halt_.load(std::memory_order_relaxed) &&
-             std::chrono::steady_clock::now() - t0 < window)
-        if (!idle_step(index)) std::this_thread::yield();
+             std::chrono::steady_clock::now() - t0 < window) {
+        idle_step(index);
+        std::this_thread::yield();  // also after a step: a thread reading ahead lets others run
+      }
       std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
       lock_spinning(lk);
       cv_.wait(lk, [&] { return stop_ || gen_ != seen; });

@@ -300,8 +300,8 @@ struct StagedCopier::Impl {
   struct alignas(64) ReadCursor {  // one thread's, on its own line
     size_t row = 0;
     UploadTrace::Clock::time_point rest_until{};
+    uint8_t sink = 0;  // what was read, so that the reads are kept
   };
-  std::atomic<uint8_t> read_sink{0};  // keeps the reads
   std::atomic<size_t> read_ahead_passes{0};  // for the trace: whole passes since prepare
   void read_ahead(const Rows& r, int readers) {
     using Clock = UploadTrace::Clock;
@@ -319,14 +319,12 @@ struct StagedCopier::Impl {
       const size_t last = all ? r.rows : size_t(thread) * r.rows / k;
       const Clock::time_point now = Clock::now();
       if (now >= until || (c.row == first && now < c.rest_until)) return false;
-      uint8_t acc = 0;
       const size_t end = std::min(last, c.row + 4);  // a few KiB: the step ends within µs
       for (; c.row < end; ++c.row) {
         const uint8_t* row = r.p + c.row * r.pitch;
-        for (size_t x = 0; x < r.width; x += 64) acc ^= row[x];
-        acc ^= row[r.width - 1];  // the row's last line, where it starts past the last read
+        for (size_t x = 0; x < r.width; x += 64) c.sink ^= row[x];
+        c.sink ^= row[r.width - 1];  // the row's last line, where it starts past the last read
       }
-      read_sink.fetch_xor(acc, std::memory_order_relaxed);
       if (c.row == last) {
         c.row = first;
         c.rest_until = Clock::now() + std::chrono::microseconds(200);

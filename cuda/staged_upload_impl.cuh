@@ -298,7 +298,7 @@ struct StagedCopier::Impl {
   // so each thread reads its rows again ~200 µs after each pass (only the lines that left are
   // fetched again), until the copy begins or TransferConfig::hot_ms has passed since prepare.
   struct alignas(64) ReadCursor {  // one thread's, on its own line
-    size_t row = 0;
+    size_t first = 0, last = 0, row = 0;  // its rows [first, last) and the next to read
     UploadTrace::Clock::time_point rest_until{};
     uint8_t sink = 0;  // what was read, so that the reads are kept
   };
@@ -308,29 +308,30 @@ struct StagedCopier::Impl {
     const bool all = r.width * r.rows <= cfg.read_ahead;
     if (readers < 2 || (!all && r.width * r.rows > cfg.read_ahead * size_t(readers - 1))) return;
     auto cursors = std::make_shared<std::vector<ReadCursor>>(size_t(readers));
-    const size_t k = all ? 1 : size_t(readers - 1);  // slices: thread t reads slice t - 1
-    for (int t = 1; t < readers; ++t) (*cursors)[size_t(t)].row = all ? 0 : (t - 1) * r.rows / k;
+    const size_t k = size_t(readers - 1);  // slices: thread t reads slice t - 1
+    for (size_t t = 1; t < size_t(readers); ++t) {
+      ReadCursor& c = (*cursors)[t];
+      c.first = c.row = all ? 0 : (t - 1) * r.rows / k;
+      c.last = all ? r.rows : t * r.rows / k;
+    }
     const Clock::time_point until = prepared_at + std::chrono::milliseconds(cfg.hot_ms);
-    pool.set_idle(std::make_unique<const upload::Pool::IdleStep>([this, r, readers, all, k, cursors,
+    pool.set_idle(std::make_unique<const upload::Pool::IdleStep>([this, r, readers, cursors,
                                                                   until](int thread) {
-      if (thread < 1 || thread >= readers) return false;
+      if (thread < 1 || thread >= readers) return;
       ReadCursor& c = (*cursors)[size_t(thread)];
-      const size_t first = all ? 0 : size_t(thread - 1) * r.rows / k;
-      const size_t last = all ? r.rows : size_t(thread) * r.rows / k;
       const Clock::time_point now = Clock::now();
-      if (now >= until || (c.row == first && now < c.rest_until)) return false;
-      const size_t end = std::min(last, c.row + 4);  // a few KiB: the step ends within µs
+      if (now >= until || (c.row == c.first && now < c.rest_until)) return;
+      const size_t end = std::min(c.last, c.row + 4);  // a few KiB: the step ends within µs
       for (; c.row < end; ++c.row) {
         const uint8_t* row = r.p + c.row * r.pitch;
         for (size_t x = 0; x < r.width; x += 64) c.sink ^= row[x];
         c.sink ^= row[r.width - 1];  // the row's last line, where it starts past the last read
       }
-      if (c.row == last) {
-        c.row = first;
+      if (c.row == c.last) {
+        c.row = c.first;
         c.rest_until = Clock::now() + std::chrono::microseconds(200);
         read_ahead_passes.fetch_add(1, std::memory_order_relaxed);
       }
-      return true;
     }));
   }
 

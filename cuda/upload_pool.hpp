@@ -36,12 +36,12 @@ class Pool {
   // that a copy soon after the pool's start finds its threads awake.
   void set_spin(unsigned us) { spin_us_.store(us, std::memory_order_relaxed); }
   // Work a spinning thread does between its looks for a job (the staged copier keeps the next
-  // copy's rows in the threads' caches): step(index) does a few microseconds of it (the thread
-  // yields after each) and returns false when it has none for now. A thread in a step takes a job once the step ends: a job
-  // never waits for it. stop_idle() stops new steps at once; set_idle (nullptr, or the next
-  // step) also returns only once no thread is inside one (what they read may then go away).
-  // Called by the pool's owner only.
-  using IdleStep = std::function<bool(int)>;
+  // copy's rows in the threads' caches): step(index) does a few microseconds of it, or nothing
+  // when it has none for now; the thread yields after each. A thread in a step takes a job once
+  // the step ends: a job never waits for it. stop_idle() stops new steps at once; set_idle
+  // (nullptr, or the next step) also returns only once no thread is inside one (what they read
+  // may then go away). Called by the pool's owner only.
+  using IdleStep = std::function<void(int)>;
   void stop_idle() { idle_.store(nullptr); }
   void set_idle(std::unique_ptr<const IdleStep> step) {
     if (idle_owned_) {
@@ -123,13 +123,11 @@ class Pool {
   // One idle step, if any. The count is raised before the step is looked up again (both
   // sequentially consistent, as set_idle's store and load): set_idle sees every thread that
   // found the step.
-  bool idle_step(int index) {
-    if (!idle_.load(std::memory_order_relaxed)) return false;
+  void idle_step(int index) {
+    if (!idle_.load(std::memory_order_relaxed)) return;
     idle_busy_.fetch_add(1);
-    const IdleStep* step = idle_.load();
-    const bool did = step && (*step)(index);
+    if (const IdleStep* step = idle_.load()) (*step)(index);
     idle_busy_.fetch_sub(1);
-    return did;
   }
   void stop_all() {
     {

@@ -38,7 +38,6 @@ int main() {
         int s = 0;
         for (int v : *d) s += v;
         idle_steps.fetch_add(s == 1024 ? 1 : 0);
-        return true;
       }));
       std::this_thread::sleep_for(std::chrono::microseconds(rnd() % 50));
       pool.stop_idle();

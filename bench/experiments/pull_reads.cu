@@ -6,12 +6,16 @@
 //   cv        16 B .cv loads, 4 in flight a thread, strided by the block (the kernel now)
 //   cv-warp   the same 4 loads of a thread's warp contiguous (2 KiB a warp, not 512 B apart)
 //   cv-256    .cv with the L2::256B prefetch hint
+//   flag-acq  cv after each piece's flag read by ld.acquire.sys (the kernel's way; every flag
+//             set), flag-fence: a relaxed read then fence.acq_rel.sys, flag-vol: a volatile read
+//             alone (unordered: its cost only)
 //   bulk-C    sm_90's bulk copy (TMA): the piece into shared memory in chunks of C KiB on one
 //             mbarrier, then one bulk store to the device buffer
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/pull_reads.cu -o /tmp/prd
-// H100 host (bench/README.md, "Upload, ninth round"): every form 34.9-37.3 µs at 1.38 MB and
-// 170-172 µs at 8.3 MB, against a DMA's 30.0 and 156.0 in the same run: the form does not
-// change the link's rate.
+// H100 host (bench/README.md, "Upload, ninth round"): every form 34.1-37.6 µs at 1.38 MB and
+// 169-173 µs at 8.3 MB, against a DMA's 29.2-30.0 and 154-156 in the same run: the form does not
+// change the link's rate. A flag read before each piece adds 1.5-5.6 µs at 1.38 MB, the same
+// whether acquire or volatile (the read's round trip); the fence form costs 11-20 µs more.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "experiment.cuh"
 
 namespace parvis::cuda {
 namespace {
@@ -67,13 +72,41 @@ __global__ void pull_loads(const uint8_t* src, uint8_t* dst, size_t total, size_
                   min(piece, total - b0) / 16);
 }
 
+// The same after each piece's flag (every flag set): the kernel's ld.acquire.sys by thread 0, a
+// relaxed load then fence.acq_rel.sys, or a plain volatile load (not ordered: a cost only).
+enum class Flag { kAcquire, kRelaxedFence, kVolatile };
+template <Flag M>
+__global__ void pull_flagged(const uint8_t* src, uint8_t* dst, size_t total, size_t piece,
+                             const unsigned* flags) {
+  __shared__ int ready;
+  unsigned i = blockIdx.x;
+  for (size_t b0 = size_t(i) * piece; b0 < total; b0 += size_t(gridDim.x) * piece, i += gridDim.x) {
+    if (threadIdx.x == 0) {
+      unsigned v;
+      if (M == Flag::kAcquire) {
+        asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(flags + i) : "memory");
+      } else {
+        v = *static_cast<const volatile unsigned*>(flags + i);
+        if (M == Flag::kRelaxedFence) __threadfence_system();
+      }
+      ready = v == 1;
+    }
+    __syncthreads();
+    if (!ready) __trap();
+    copy_piece<Form::kCv>(reinterpret_cast<const uint4*>(src + b0),
+                          reinterpret_cast<uint4*>(dst + b0), min(piece, total - b0) / 16);
+    __syncthreads();
+  }
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define PULL_BULK 1
 #endif
 
 // One thread drives the bulk copies: chunks of the piece into shared memory, one mbarrier
 // counting their bytes, then one bulk store of the piece out of shared memory.
-__global__ void pull_bulk(const uint8_t* src, uint8_t* dst, size_t total, size_t piece, unsigned chunk) {
+__global__ void pull_bulk(const uint8_t* src, uint8_t* dst, size_t total, size_t piece,
+                          unsigned chunk) {
 #ifdef PULL_BULK
   extern __shared__ __align__(128) uint8_t buf[];
   __shared__ __align__(8) unsigned long long bar;
@@ -90,14 +123,15 @@ __global__ void pull_bulk(const uint8_t* src, uint8_t* dst, size_t total, size_t
                  : "memory");
     for (unsigned c = 0; c < n; c += chunk)
       asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              buf_a + c),
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+          " [%0], [%1], %2, [%3];" ::"r"(buf_a + c),
           "l"(src + b0 + c), "r"(min(chunk, n - c)), "r"(bar_a)
           : "memory");
     unsigned done = 0;
     do {
       asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;"
+          " selp.u32 %0, 1, 0, p; }"
           : "=r"(done)
           : "r"(bar_a), "r"(parity)
           : "memory");
@@ -113,52 +147,32 @@ __global__ void pull_bulk(const uint8_t* src, uint8_t* dst, size_t total, size_t
 #endif
 }
 
-// The median of 25 timed runs of enqueue (after one untimed).
-template <class F>
-Status median_ms(cudaStream_t s, F&& enqueue, float* out) {
-  EventTimer timer;
-  std::vector<float> t;
-  for (int r = 0; r < 26; ++r) {
-    PARVIS_TRY(timer.start(s));
-    PARVIS_TRY(enqueue());
-    float ms = 0;
-    PARVIS_TRY(timer.stop(&ms, s));
-    if (r) t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  *out = t[t.size() / 2];
-  return Status::Ok();
-}
+using experiments::median_ms;
 
 Status run() {
-  cudaStream_t s = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (size_t bytes : {size_t(1344) * 1025, size_t(3840) * 2160}) {
-    PinnedBuffer<uint8_t> h;
-    DeviceBuffer<uint8_t> d;
-    PARVIS_TRY(h.alloc_mapped(bytes));
-    PARVIS_TRY(d.alloc(bytes));
-    uint8_t* hd = nullptr;
-    PARVIS_TRY(h.device_pointer(&hd));
+  return experiments::for_each_size([](cudaStream_t s, size_t bytes,
+                                       experiments::MappedPair& buf) -> Status {
+    const uint8_t* const src = buf.host_dev;
+    uint8_t* const dst = buf.dev.get();
+    PinnedBuffer<unsigned> flag_buf;  // every piece's flag set
+    PARVIS_TRY(flag_buf.alloc_mapped(bytes / 4096 + 1));
+    for (size_t i = 0; i < flag_buf.size(); ++i) flag_buf.get()[i] = 1;
+    unsigned* flags = nullptr;
+    PARVIS_TRY(flag_buf.device_pointer(&flags));
     std::vector<uint8_t> back(bytes);
     unsigned salt = 0;
     // A fresh pattern before each check, so that a stale line would show.
     auto fill = [&] {
       ++salt;
-      for (size_t i = 0; i < bytes; ++i) h.get()[i] = uint8_t(i * 131 + salt * 7 + (i >> 12));
+      uint8_t* const h = buf.host.get();
+      for (size_t i = 0; i < bytes; ++i) h[i] = uint8_t(i * 131 + salt * 7 + (i >> 12));
     };
     auto check = [&](const char* what) -> Status {
-      CUDA_CHECK(cudaMemcpy(back.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
-      if (std::memcmp(back.data(), h.get(), bytes) != 0)
+      CUDA_CHECK(cudaMemcpy(back.data(), dst, bytes, cudaMemcpyDeviceToHost));
+      if (std::memcmp(back.data(), buf.host.get(), bytes) != 0)
         std::printf("  %s: WRONG BYTES\n", what);
       return Status::Ok();
     };
-    float dma = 0;
-    PARVIS_TRY(median_ms(s, [&]() -> Status {
-      CUDA_CHECK(cudaMemcpyAsync(d.get(), h.get(), bytes, cudaMemcpyHostToDevice, s));
-      return Status::Ok();
-    }, &dma));
-    std::printf("%zu bytes: DMA %.1f us (%.1f GB/s)\n", bytes, dma * 1e3, bytes / (dma * 1e6));
     for (size_t piece : {size_t(16) << 10, size_t(32) << 10}) {
       unsigned last_grid = 0;
       for (unsigned blocks : {64u, 132u, 264u}) {
@@ -170,18 +184,37 @@ Status run() {
           std::function<void()> launch;
         };
         std::vector<Variant> vs;
-        vs.push_back({"cv", [&] { pull_loads<Form::kCv><<<grid, 256, 0, s>>>(hd, d.get(), bytes, piece); }});
-        vs.push_back({"cv-warp", [&] { pull_loads<Form::kCvWarp><<<grid, 256, 0, s>>>(hd, d.get(), bytes, piece); }});
-        vs.push_back({"cv-256", [&] { pull_loads<Form::kCv256><<<grid, 256, 0, s>>>(hd, d.get(), bytes, piece); }});
+        vs.push_back({"cv", [=] {
+                        pull_loads<Form::kCv><<<grid, 256, 0, s>>>(src, dst, bytes, piece);
+                      }});
+        vs.push_back({"cv-warp", [=] {
+                        pull_loads<Form::kCvWarp><<<grid, 256, 0, s>>>(src, dst, bytes, piece);
+                      }});
+        vs.push_back({"cv-256", [=] {
+                        pull_loads<Form::kCv256><<<grid, 256, 0, s>>>(src, dst, bytes, piece);
+                      }});
+        const unsigned* const f = flags;
+        vs.push_back({"flag-acq", [=] {
+                        pull_flagged<Flag::kAcquire><<<grid, 256, 0, s>>>(src, dst, bytes,
+                                                                        piece, f);
+                      }});
+        vs.push_back({"flag-fence", [=] {
+                        pull_flagged<Flag::kRelaxedFence><<<grid, 256, 0, s>>>(src, dst, bytes,
+                                                                             piece, f);
+                      }});
+        vs.push_back({"flag-vol", [=] {
+                        pull_flagged<Flag::kVolatile><<<grid, 256, 0, s>>>(src, dst, bytes,
+                                                                         piece, f);
+                      }});
         std::vector<unsigned> chunks{4096u, 16384u};
         if (piece > 16384) chunks.push_back(unsigned(piece));
         for (unsigned chunk : chunks)
-          vs.push_back({"bulk-" + std::to_string(chunk >> 10), [&, chunk] {
-                          pull_bulk<<<grid, 32, piece, s>>>(hd, d.get(), bytes, piece, chunk);
+          vs.push_back({"bulk-" + std::to_string(chunk >> 10), [=] {
+                          pull_bulk<<<grid, 32, piece, s>>>(src, dst, bytes, piece, chunk);
                         }});
         for (const Variant& v : vs) {
           fill();
-          CUDA_CHECK(cudaMemsetAsync(d.get(), 0, bytes, s));
+          CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s));
           v.launch();
           CUDA_CHECK_LAUNCH();
           CUDA_CHECK(cudaStreamSynchronize(s));
@@ -192,21 +225,16 @@ Status run() {
             CUDA_CHECK_LAUNCH();
             return Status::Ok();
           }, &ms));
-          std::printf("  %2zu KiB pieces, %3u blocks, %-8s %6.1f us (%.1f GB/s)\n", piece >> 10, grid,
-                      v.name.c_str(), ms * 1e3, bytes / (ms * 1e6));
+          std::printf("  %2zu KiB pieces, %3u blocks, %-8s %6.1f us (%.1f GB/s)\n", piece >> 10,
+                      grid, v.name.c_str(), ms * 1e3, bytes / (ms * 1e6));
         }
       }
     }
-  }
-  CUDA_CHECK(cudaStreamDestroy(s));
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 }  // namespace
 }  // namespace parvis::cuda
 
-int main() {
-  const parvis::Status st = parvis::cuda::run();
-  if (!st.ok()) std::fprintf(stderr, "pull_reads: %s\n", st.message.c_str());
-  return st.ok() ? 0 : 1;
-}
+int main() { return parvis::cuda::experiments::exit_status("pull_reads", parvis::cuda::run()); }

@@ -70,7 +70,7 @@ if [ -x "$GEN" ] && { [ ! -f "$DATA/.stamp" ] || [ "$GEN" -nt "$DATA/.stamp" ]; 
     { echo "test: generating test data failed"; }
 fi
 rm -rf "$TMP" && mkdir -p "$TMP"
-# FFTW's wisdom cache (src/match/cpu_fft.cpp) in this run's scratch, not the user's: the first
+# FFTW's wisdom cache (src/match/cpu_fftw.cpp) in this run's scratch, not the user's: the first
 # FFT case of each size writes it, the later ones (and the other versions) plan from it, and
 # their outputs must still equal seq's.
 export PARVIS_FFTW_WISDOM=$TMP/fftw-wisdom

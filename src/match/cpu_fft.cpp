@@ -14,15 +14,7 @@
 
 #include "match/match_common.hpp"
 
-#if PARVIS_HAVE_FFTW
-#include <fftw3.h>
-#endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-#include <sys/stat.h>
-
-#include "common/output.hpp"
+#include "match/cpu_fftw.hpp"
 
 namespace parvis::match::fft {
 
@@ -66,121 +58,11 @@ double estimate_ms(int source_width, int source_height, int threads) {
 
 #if PARVIS_HAVE_FFTW
 
-// ---------------------------------------------------------------------------- FFTW state
-// FFTW's planner is not thread-safe and its thread count is global: every planner call
-// goes through this lock. fftw_execute on distinct plans is safe.
-static std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
 // Every plan is single-threaded: the version's workers (OpenMP threads in omp) split the rows
 // and the column groups among themselves, each running plans on its own part (new-array
 // execute), so one pool of threads, not two, takes turns on the cores, and each chunk of rows
 // is transformed while the pass that filled it (or reads it next) still has it in cache.
-
-// ---------------------------------------------------------------------------- wisdom cache
-// FFTW's planner costs a one-shot call more than its transforms save: even FFTW_ESTIMATE took
-// 11-17 ms for the five 1-D plans of 1344x1050 (19 ms with two threads), a third of the call.
-// The plans it chose ("wisdom") are kept in a user cache file and read back by the next
-// process, which then plans in under a millisecond (bench/README.md, "one call"). The file:
-// $PARVIS_FFTW_WISDOM, else $XDG_CACHE_HOME/parvis/fftw-wisdom, else
-// ~/.cache/parvis/fftw-wisdom; PARVIS_FFTW_WISDOM= (empty), 0 or off disables it. A file
-// that cannot be read or parsed (another FFTW version, damage) is ignored; it is rewritten
-// atomically (temp file + rename) whenever a plan was not in it. Wisdom only picks among
-// FFTW's algorithms: every result is still checked by the rounding bound, so the file can
-// never change an answer.
-// PARVIS_FFTW_PLANNING=measure (or patient) plans with FFTW_MEASURE (PATIENT) on a miss:
-// seconds per new size once, then ~30% faster transforms for every later call that reads
-// the cache (ESTIMATE planning uses wisdom from a more rigorous planner).
-static std::string wisdom_path() {
-  if (const char* v = std::getenv("PARVIS_FFTW_WISDOM")) {
-    if (!*v || std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) return "";
-    return v;
-  }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg == '/') return std::string(xdg) + "/parvis/fftw-wisdom";
-  const char* home = std::getenv("HOME");
-  if (home && *home == '/') return std::string(home) + "/.cache/parvis/fftw-wisdom";
-  return "";
-}
-
-static unsigned planning_flags() {
-  const char* v = std::getenv("PARVIS_FFTW_PLANNING");
-  if (v && std::strcmp(v, "measure") == 0) return FFTW_MEASURE;
-  if (v && std::strcmp(v, "patient") == 0) return FFTW_PATIENT;
-  return FFTW_ESTIMATE;
-}
-
-// FFTW's buffered solvers take small scratch buffers from malloc inside every fftw_execute
-// (~90 a frame on the 160x88 test clip): the only allocations of a warm video frame. They are
-// faster (3-7 % at 1920x1080 on the 2-core VM, within noise at 1326x1025), so they stay;
-// PARVIS_FFTW_NO_BUFFERING=1 rules them out, so that the video contract
-// can check that nothing else allocates per frame (tests/video_contract.sh).
-static unsigned no_buffering_flag() {
-  const char* v = std::getenv("PARVIS_FFTW_NO_BUFFERING");
-  return v && *v && std::strcmp(v, "0") != 0 ? FFTW_NO_BUFFERING : 0u;
-}
-
-// Reads the cache file into FFTW's wisdom (caller holds the planner lock). Files past 4 MiB
-// are not read (they would cost more to parse than they save; the next write replaces them).
-static void import_wisdom(const std::string& path) {
-  struct stat st;
-  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      st.st_size > (off_t(4) << 20))
-    return;
-  (void)fftw_import_wisdom_from_filename(path.c_str());
-}
-
-// Writes FFTW's wisdom (merged with what other processes wrote meanwhile) back to the cache,
-// creating its directories; failures are ignored (it is only a cache). Planner lock held.
-static void export_wisdom(const std::string& path) {
-  if (path.empty()) return;
-  for (size_t i = path.find('/', 1); i != std::string::npos; i = path.find('/', i + 1))
-    (void)::mkdir(path.substr(0, i).c_str(), 0700);
-  import_wisdom(path);
-  if (char* text = fftw_export_wisdom_to_string()) {
-    (void)write_file_atomic(path, text, std::strlen(text));
-    fftw_free(text);
-  }
-}
-
-// The large per-size buffers (~45 MB at 1326x1025): allocated unzeroed, 2 MiB aligned and
-// advised as transparent huge pages where the kernel offers them (THP "madvise" mode), so that
-// a one-shot run faults in ~25 huge pages instead of ~11,000 small ones (measured: page faults
-// were a third of a single call's time; bench/README.md). Plain 4 KiB pages elsewhere.
-template <typename T>
-class BigBuffer {
- public:
-  BigBuffer() = default;
-  BigBuffer(const BigBuffer&) = delete;
-  BigBuffer& operator=(const BigBuffer&) = delete;
-  ~BigBuffer() { reset(); }
-  // n elements, contents undefined; false when out of memory.
-  bool alloc(size_t n) {
-    reset();
-    constexpr size_t kHuge = size_t(2) << 20;
-    const size_t bytes = (std::max<size_t>(n, 1) * sizeof(T) + kHuge - 1) / kHuge * kHuge;
-    p_ = static_cast<T*>(std::aligned_alloc(kHuge, bytes));
-    if (!p_) return false;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (!std::getenv("PARVIS_NO_HUGEPAGES")) (void)madvise(p_, bytes, MADV_HUGEPAGE);
-#endif
-    n_ = n;
-    return true;
-  }
-  void reset() {
-    std::free(p_);
-    p_ = nullptr;
-    n_ = 0;
-  }
-  T* data() const { return p_; }
-  size_t size() const { return n_; }
-  T& operator[](size_t i) const { return p_[i]; }
-
- private:
-  T* p_ = nullptr;
-  size_t n_ = 0;
-};
+// FFTW's lock, wisdom cache and buffers: cpu_fftw.hpp.
 
 // A batch's source, transformed once for all its templates (match.hpp SourceCache): the
 // column pass's source spectra (every group, in the scratch's layout, forward-transformed) and
@@ -344,42 +226,27 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
       p->real = reinterpret_cast<double*>(p->spec);
       p->tpl_spec = p->tpl_spec_buf.data();
       p->scratch_workers = std::max(1, exec.workers);
-      static const std::string cache = wisdom_path();
-      static bool imported = false;
-      if (!imported) import_wisdom(cache);
-      imported = true;
-      // FFTW_ESTIMATE unless asked otherwise (wisdom cache above): planning in milliseconds.
-      // FFTW_MEASURE ran the transforms ~30% faster but took 1-2.5 s to plan, which a
-      // one-shot run never recovers. Each plan is taken from the wisdom when it is there.
-      const unsigned flags = planning_flags() | no_buffering_flag();
-      bool learned = false;
-      auto make = [&](auto&& planner) {
-        fftw_plan q = cache.empty() ? nullptr : planner(flags | FFTW_WISDOM_ONLY);
-        if (!q) {
-          q = planner(flags);
-          learned = true;
-        }
-        return q;
-      };
+      // Each plan from the wisdom cache when it is there (cpu_fftw.hpp).
+      CachedPlanner planner;
       const int rs = int(p->real_stride), ss = int(p->spec_stride);
-      p->rows_fwd = make([&](unsigned f) {
+      p->rows_fwd = planner.make([&](unsigned f) {
         return fftw_plan_many_dft_r2c(1, &n1, kRowChunk, p->real, nullptr, 1, rs, p->spec, nullptr,
                                       1, ss, f);
       });
-      p->rows_inv = make([&](unsigned f) {
+      p->rows_inv = planner.make([&](unsigned f) {
         return fftw_plan_many_dft_c2r(1, &n1, kRowChunk, p->spec, nullptr, 1, ss, p->real, nullptr,
                                       1, rs, f);
       });
       fftw_complex* scratch = p->scratch_buf.data();
       auto cols = [&](int sign) {
-        return make([&](unsigned f) {
+        return planner.make([&](unsigned f) {
           return fftw_plan_many_dft(1, &n0, kColumnGroup, scratch, nullptr, kColumnGroup, 1, scratch,
                                     nullptr, kColumnGroup, 1, sign, f);
         });
       };
       p->cols_fwd = cols(FFTW_FORWARD);
       p->cols_inv = cols(FFTW_BACKWARD);
-      if (learned && p->planned()) export_wisdom(cache);
+      planner.finish(p->planned());
     }
   }
   PROF_T(s1);

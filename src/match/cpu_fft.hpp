@@ -42,7 +42,7 @@ using PlanPtr = std::unique_ptr<Plan, PlanDeleter>;
 // Prepares the FFT matcher for a grey template. FFTW plans and the template's row spectra are
 // made on the first run for a given source size and kept for the next runs of that size; a
 // second run also keeps the template's 2-D spectrum (a video pays it once, a one-shot call
-// never builds it). FFTW's chosen plans are cached on disk between processes (cpu_fft.cpp:
+// never builds it). FFTW's chosen plans are cached on disk between processes (cpu_fftw.cpp:
 // "wisdom cache"). `threads` is the workers' count, reported in the explanation (seq and simd:
 // 1). A plan is used by one thread at a time.
 // `source_cache` (match.hpp; null: none): a batch's source shared by several templates. The first

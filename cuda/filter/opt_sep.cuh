@@ -1,7 +1,7 @@
 // cuda-opt's separable filter kernel (PARVIS_FILTER_VARIANT=sep; issue 10, idea A): for kernels
 // whose taps are sign col^T row + centre delta, col and row non-negative integer vectors (the
 // bank's gaussian, box, identity: centre 0; unsharp: -gaussian + 2 d delta; edge 3x3: -ones + 9
-// delta; sep_decompose with filter.cpp's separate() decides, exactly), two passes in registers, no
+// delta; opt_sep_params.cuh's sep_decompose with filter.cpp's separate() decides, exactly), two passes in registers, no
 // shared memory, no tensor cores.
 //
 // Each lane owns 16 consecutive bytes of a row (x0 = 16 lane + 512 warp column): one 16-byte load
@@ -48,7 +48,7 @@
 //
 // Measured (H100, bench/README.md): 8K 5x5 128 us, 3x3 96, 4K 5x5 40: a warp's step takes
 // ~1.4 us at 16 or 24 warps a SM and 2 or 4 rows ahead, about one loaded DRAM latency: the rate
-// is warps x 512 B per latency. The experiments (sep_experiments, bench/filter_sep_experiments.sh)
+// is warps x 512 B per latency. The experiments (opt_sep_plan.cuh's sep_experiments, bench/filter_sep_experiments.sh)
 // put more bytes in flight: a prefetch into L2 (or L1) of the row `ahead` rows past the loads
 // (no registers; the load then waits an L2 hit), one block more a SM (TIGHT launch bounds), 8
 // bytes a lane (LW = 2: half the ring and window registers).
@@ -88,7 +88,7 @@ struct SepShape {
   static_assert(HW <= LW, "the halo words come from the neighbouring lane's own words");
 };
 
-// How the vertical sums become output bytes (sep_params picks the first that is exact):
+// How the vertical sums become output bytes (opt_sep_params.cuh's sep_params picks the first that is exact):
 //   Pow2         a power-of-two divisor, the column taps and the half scaled to 256: each quotient
 //                is the high byte of its 16-bit lane, one PRMT packs 4 output bytes;
 //   PackedMagic  any other divisor whose quotients stay <= 255: y = sum + half per lane, the
@@ -482,182 +482,6 @@ __global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (T
   sep_warp_rows<K, C, PF, LW, F>(g, p);
 }
 #endif
-
-// ---- host -------------------------------------------------------------------------------------
-// taps = sign col^T row + centre delta(R, R) with col, row >= 0 (filter.cpp's separate() on the
-// kernel, else on the kernel with its centre tap replaced by the one that makes it rank 1, found
-// from an off-centre tap: tap(R, x) tap(y, R) / tap(y, x)). Exact: separate() checks every tap.
-inline bool sep_decompose(const Kernel& k, std::vector<int32_t>* col, std::vector<int32_t>* row,
-                          int32_t* centre, int32_t* sign) {
-  const int n = k.size, R = n / 2;
-  Kernel m = k;
-  *centre = 0;
-  if (!separate(m, col, row)) {
-    int64_t v = 0;
-    bool found = false;
-    for (int y = 0; y < n && !found; ++y)
-      for (int x = 0; x < n && !found; ++x) {
-        const int64_t t = k.taps[size_t(y) * n + x];
-        if (y == R || x == R || t == 0) continue;
-        const int64_t num = int64_t(k.taps[size_t(R) * n + x]) * k.taps[size_t(y) * n + R];
-        if (num % t != 0) return false;
-        v = num / t;
-        found = true;
-      }
-    if (!found || v < INT32_MIN / 2 || v > INT32_MAX / 2) return false;
-    m.taps[size_t(R) * n + R] = int32_t(v);
-    *centre = int32_t(int64_t(k.taps[size_t(R) * n + R]) - v);
-    if (!separate(m, col, row)) return false;
-  }
-  *sign = 1;
-  bool row_neg = true, col_neg = true;
-  for (int i = 0; i < n; ++i) row_neg = row_neg && (*row)[size_t(i)] <= 0, col_neg = col_neg && (*col)[size_t(i)] <= 0;
-  for (int i = 0; i < n; ++i) {
-    if (row_neg) (*row)[size_t(i)] = -(*row)[size_t(i)];
-    if (col_neg) (*col)[size_t(i)] = -(*col)[size_t(i)];
-    if ((*row)[size_t(i)] < 0 || (*col)[size_t(i)] < 0) return false;
-  }
-  if (row_neg != col_neg) *sign = -1;
-  return true;
-}
-
-// The separable plan of a kernel on `channels`-byte pixels: false (and why) when the kernel or
-// the image is not for this path. Fills the taps and the finish of `p`; the grid is sep_grid's.
-inline bool sep_params(const Kernel& k, Border border, int channels, const DeviceDivider& dv, SepParams* p,
-                       std::string* why) {
-  std::vector<int32_t> col, row;
-  if (border != Border::Zero) return *why = "zero border only", false;
-  if (k.size != 3 && k.size != 5) return *why = "sizes 3 and 5 only", false;
-  if (channels != 1 && channels != 3) return *why = "grey or RGB only", false;
-  int32_t centre = 0, sign = 1;
-  if (!sep_decompose(k, &col, &row, &centre, &sign)) return *why = "not separable (with a centre tap)", false;
-  int64_t sr = 0, sc = 0;
-  for (int i = 0; i < k.size; ++i) sr += row[size_t(i)], sc += col[size_t(i)];
-  const int64_t vmax = sr * sc * 255, d = k.divisor;
-  *p = SepParams{};
-  for (int i = 0; i < k.size; ++i) p->row[i] = row[size_t(i)], p->col[i] = col[size_t(i)];
-  int s = 0;  // d = 2^s, if it is one
-  while (s < 30 && (int64_t(1) << s) < d) ++s;
-  const bool pow2 = (int64_t(1) << s) == d && s <= 8;
-  // (sum + half) >> s = ((sum + half) 2^(8 - s)) >> 8: the column taps and the half scaled, the
-  // scaled sum below 256 d 2^(8 - s) = 2^16 while vmax + half < 256 d. A shift of s <= 8 keeps the
-  // high lane's bits out of the low lane's quotient byte.
-  auto scale_to_256 = [&](int64_t half) {
-    for (int i = 0; i < k.size; ++i) p->col[i] <<= 8 - s;
-    p->half2 = (uint32_t(half) << (8 - s)) * 0x10001u;
-  };
-  p->sign = sign;
-  if (centre != 0 || sign < 0) {  // taps = sign G + centre delta; G < 2^16 in the packed lanes
-    if (vmax >= 65536) return *why = "sums beyond 16 bits", false;
-    const int64_t c = centre / d, h = sign > 0 ? d / 2 : d - 1 - d / 2;  // h: what rounds g
-    const bool scaled = pow2 && d > 1 && vmax + h < 256 * d;
-    const int64_t gmax = scaled ? 255 : vmax, bias = sign > 0 ? 0 : (gmax + 255) / 256 * 256;
-    if (centre % d == 0 && c >= 0 && (d == 1 || scaled) && c * 255 + bias + (sign > 0 ? gmax : 0) < 65536) {
-      p->finish = SepFinish::CentreMul;
-      p->cmul = uint32_t(c);
-      p->g_scaled = scaled;
-      if (scaled) scale_to_256(h);
-      else p->half2 = 0;  // d = 1: g = G
-      p->bias2 = uint32_t(bias) * 0x10001u;
-      p->top2 = uint32_t(bias + 255) * 0x10001u;
-      return true;
-    }
-    if (!dv.exact) return *why = "no magic number for the divisor", false;
-    p->finish = SepFinish::PerByte;
-    p->centre = centre;
-    p->half = dv.half;
-    p->lo = dv.lo;
-    p->cap = dv.cap;
-    p->magic = dv.magic;
-    p->shift = dv.shift;
-    return true;
-  }
-  if (pow2 && vmax + d / 2 < 256 * d && vmax + d / 2 < 65536) {
-    p->finish = SepFinish::Pow2;
-    scale_to_256(d / 2);
-    return true;
-  }
-  const int64_t ymax = vmax + d / 2;
-  if (ymax < 65536 && ymax / d <= 255) {  // PackedMagic, where every y of the kernel checks out
-    const uint64_t m = ((uint64_t(1) << 24) + uint64_t(d) - 1) / uint64_t(d);
-    bool exact = ymax * m < (uint64_t(1) << 32);
-    for (int64_t y = 0; exact && y <= ymax; ++y) exact = int64_t((uint64_t(y) * m) >> 24) == y / d;
-    if (exact) {
-      p->finish = SepFinish::PackedMagic;
-      p->pmagic = uint32_t(m);
-      p->half2 = uint32_t(d / 2) * 0x10001u;
-      return true;
-    }
-  }
-  if (!dv.exact) return *why = "no magic number for the divisor", false;
-  if (vmax + dv.half >= 65536) return *why = "sums beyond 16 bits", false;
-  p->finish = SepFinish::Magic;
-  p->half2 = uint32_t(dv.half) * 0x10001u;
-  p->cap = dv.cap;
-  p->magic = dv.magic;
-  p->shift = dv.shift;
-  return true;
-}
-
-// The grid: warp columns of 32 lane_bytes bytes, strips of `strip_rows` rows; 0 rows = as many strips as
-// fill `resident_warps` (one wave), at least 8 rows a strip (the (K - 1) / rows re-read).
-inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows, SepParams* p, int lane_bytes = 16) {
-  p->warp_bytes = 32 * lane_bytes;
-  p->warps_x = (g.row_bytes + p->warp_bytes - 1) / p->warp_bytes;
-  if (strip_rows <= 0) {
-    const long long strips = std::max(1LL, resident_warps / p->warps_x);
-    strip_rows = int(std::max(8LL, (g.height + strips - 1) / strips));
-  }
-  p->strip_rows = std::min(strip_rows, std::max(g.height, 1));
-  p->warps = (long long)p->warps_x * ((g.height + p->strip_rows - 1) / p->strip_rows);
-}
-
-// The experiments' switches from the environment (bench/filter_variants.sh times them beside the
-// default; each must give the same bytes): PARVIS_FILTER_SEP_L2PF=D or PARVIS_FILTER_SEP_L1PF=D
-// (prefetch D rows past the loads into L2, or L1, D = 1..64; PARVIS_FILTER_SEP_BULKPF=D: the
-// same into L2 by one cp.async.bulk.prefetch of the warp's bytes, sm_90, else as L2PF; the first
-// of L1PF, BULKPF, L2PF that is > 0 counts),
-// PARVIS_FILTER_SEP_MINB=1 (the TIGHT
-// launch bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
-// PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
-// should not evict the prefetched rows). False and why on a bad value.
-// An integer switch of sep's from the environment: *v is left as it is when `name` is unset or
-// empty; false (and why) on a value that is not an integer in lo..hi.
-inline bool sep_env_int(const char* name, int lo, int hi, int* v, std::string* why) {
-  const char* e = std::getenv(name);
-  if (e == nullptr || *e == 0) return true;
-  char* end = nullptr;
-  const long n = std::strtol(e, &end, 10);
-  if (*end != 0 || n < lo || n > hi)
-    return *why = std::string(name) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + e + "'", false;
-  *v = int(n);
-  return true;
-}
-
-inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::string* why) {
-  const auto num = sep_env_int;
-  // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
-  // both take them; the environment still overrides).
-  // Measured (H100, 2026-11-24, bench/filter_sep_experiments.sh): one more block a SM with one row
-  // loaded ahead (MINB=1 with opt.cu's sep_pf = 1) was the best on 10 of the 12 workloads (8K
-  // gaussian 5x5 119.6 us vs 132.4, 3x3 91.8 vs 97.8, 4K 5x5 39.6 vs 41.9); the prefetches gained
-  // less (L2PF=4: 120.9, 92.4) and did not combine with it (MINB=1+L2PF=4: 156.4 at PF 2).
-  int l2 = 0, l1 = 0, bulk = 0;  // rows prefetched ahead: none
-  int minb = 1;                  // one block more a SM (5x5: 80 registers, a few spilled)
-  int stcs = 0;                  // plain stores
-  *lane_bytes = 16;
-  if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||
-      !num("PARVIS_FILTER_SEP_BULKPF", 0, 64, &bulk, why) || !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) ||
-      !num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
-    return false;
-  p->stream_stores = stcs == 1;
-  if (*lane_bytes != 8 && *lane_bytes != 16) return *why = "PARVIS_FILTER_SEP_LANE must be 8 or 16", false;
-  // L1PF before BULKPF before L2PF (so that a default D for one still lets the others be timed).
-  p->ahead = l1 > 0 ? l1 : bulk > 0 ? bulk : l2;
-  p->ahead_level = l1 > 0 ? 1 : bulk > 0 ? 3 : 2;
-  *tight = minb == 1;
-  return true;
-}
 
 }  // namespace
 }  // namespace parvis::filter

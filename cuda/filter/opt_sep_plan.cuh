@@ -1,7 +1,7 @@
 // cuda-opt's separable filter path, host side: which of its kernels runs (the register kernel of
 // opt_sep.cuh with its experiment switches, or the cp.async kernel of opt_sep_async.cuh), with
 // which compile-time shape, and on which grid of strips. opt.cu's filter_create calls
-// sep_params (opt_sep.cuh: taps and finish), then sep_plan_switches and sep_plan_grid.
+// sep_params (opt_sep_params.cuh: taps and finish), then sep_plan_switches and sep_plan_grid.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -9,6 +9,7 @@
 
 #include "common.cuh"
 #include "filter/opt_sep.cuh"
+#include "filter/opt_sep_params.cuh"
 #include "filter/opt_sep_async.cuh"
 
 namespace parvis::filter {
@@ -51,6 +52,52 @@ Status with_sep_kernel(const Geometry& g, const SepPlan& s, Visit visit) {  // f
     if (s.pf == 1) return with_sep_kernel_pf<F, 1>(g, visit);
     return s.pf == 4 ? with_sep_kernel_pf<F, 4>(g, visit) : with_sep_kernel_pf<F, 2>(g, visit);
   });
+}
+
+// An integer switch of sep's from the environment: *v is left as it is when `name` is unset or
+// empty; false (and why) on a value that is not an integer in lo..hi.
+inline bool sep_env_int(const char* name, int lo, int hi, int* v, std::string* why) {
+  const char* e = std::getenv(name);
+  if (e == nullptr || *e == 0) return true;
+  char* end = nullptr;
+  const long n = std::strtol(e, &end, 10);
+  if (*end != 0 || n < lo || n > hi)
+    return *why = std::string(name) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + e + "'", false;
+  *v = int(n);
+  return true;
+}
+
+// The experiments' switches from the environment (bench/filter_variants.sh times them beside the
+// default; each must give the same bytes): PARVIS_FILTER_SEP_L2PF=D or PARVIS_FILTER_SEP_L1PF=D
+// (prefetch D rows past the loads into L2, or L1, D = 1..64; PARVIS_FILTER_SEP_BULKPF=D: the
+// same into L2 by one cp.async.bulk.prefetch of the warp's bytes, sm_90, else as L2PF; the first
+// of L1PF, BULKPF, L2PF that is > 0 counts), PARVIS_FILTER_SEP_MINB=1 (the TIGHT launch
+// bounds), PARVIS_FILTER_SEP_LANE=8 (8 bytes a lane, LW = 2; default 16),
+// PARVIS_FILTER_SEP_STCS=1 (evict-first stores: the output's 99.5 MB at 8K passing through L2
+// should not evict the prefetched rows). False and why on a bad value.
+inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::string* why) {
+  const auto num = sep_env_int;
+  // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
+  // both take them; the environment still overrides).
+  // Measured (H100, 2026-11-24, bench/filter_sep_experiments.sh): one more block a SM with one row
+  // loaded ahead (MINB=1 with opt.cu's sep_pf = 1) was the best on 10 of the 12 workloads (8K
+  // gaussian 5x5 119.6 us vs 132.4, 3x3 91.8 vs 97.8, 4K 5x5 39.6 vs 41.9); the prefetches gained
+  // less (L2PF=4: 120.9, 92.4) and did not combine with it (MINB=1+L2PF=4: 156.4 at PF 2).
+  int l2 = 0, l1 = 0, bulk = 0;  // rows prefetched ahead: none
+  int minb = 1;                  // one block more a SM (5x5: 80 registers, a few spilled)
+  int stcs = 0;                  // plain stores
+  *lane_bytes = 16;
+  if (!num("PARVIS_FILTER_SEP_L2PF", 0, 64, &l2, why) || !num("PARVIS_FILTER_SEP_L1PF", 0, 64, &l1, why) ||
+      !num("PARVIS_FILTER_SEP_BULKPF", 0, 64, &bulk, why) || !num("PARVIS_FILTER_SEP_MINB", 0, 1, &minb, why) ||
+      !num("PARVIS_FILTER_SEP_STCS", 0, 1, &stcs, why) || !num("PARVIS_FILTER_SEP_LANE", 8, 16, lane_bytes, why))
+    return false;
+  p->stream_stores = stcs == 1;
+  if (*lane_bytes != 8 && *lane_bytes != 16) return *why = "PARVIS_FILTER_SEP_LANE must be 8 or 16", false;
+  // L1PF before BULKPF before L2PF (so that a default D for one still lets the others be timed).
+  p->ahead = l1 > 0 ? l1 : bulk > 0 ? bulk : l2;
+  p->ahead_level = l1 > 0 ? 1 : bulk > 0 ? 3 : 2;
+  *tight = minb == 1;
+  return true;
 }
 
 // The kernel and its switches from the environment, for a device of compute capability `major`

@@ -23,6 +23,7 @@
 #include <climits>
 
 #include "filter/opt_sep_async.cuh"
+#include "filter/opt_sep_params.cuh"
 
 namespace parvis {
 const char* const kVersionName = "emulate";

@@ -4,17 +4,30 @@
 // first in the process and the median of the next 30, on a non-blocking stream, each launch
 // waited for before the next; with the other cores idle and with 12 threads spinning (as the
 // copier's pool does while it waits for a copy).
+// With --load, also under the copier's kind of work, to tell why a launch inside a copy costs
+// more than on an idle host: 11 threads streaming a 1.36 MB source (in their caches) into a
+// pinned block with non-temporal stores, as the workers do; the same into ordinary memory; and
+// the same threads only reading the source. Each of these also times a launch and its
+// cudaStreamSynchronize together (the kernel's start and end seen from the host).
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/launch_cost.cu -o /tmp/lc
+//   /tmp/lc [--load]
 // H100 host (bench/README.md, "Upload, ninth round"): a kernel's first launch 35-48 µs (the
 // process's first), 8-18 on a new stream, then 4.0-5.2; the graph 2-5 first, then 1.2-2.2; with
 // its arguments set each time 1.7-3.2. Inside a copy, with the workers writing the block, the
 // graph's launch took 26-35 µs and the kernel's 6-13: neither is cheap there.
+// --load, H200 host (bench/README.md, "Upload, tenth round"), two runs: the launch 3.2 / 5.6 µs
+// idle, 5.6 / 9.7 with 11 threads streaming into pinned memory and 5.1 / 9.5 into ordinary
+// memory, 3.5 / 5.1 with them only reading; launch + sync 8.0 / 10.5 idle, 13.5 / 16.2 and
+// 12.3 / 15.8 streaming: the streamed stores' write traffic, not the memory's kind, slows it.
 #include <cuda_runtime.h>
+
+#include <emmintrin.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -50,14 +63,59 @@ Status series(const char* name, cudaStream_t s, F&& launch) {
   return Status::Ok();
 }
 
-Status run(bool spin) {
+// What the other threads do while the launches are timed.
+enum class Load { Idle, Spin, StreamPinned, StreamPlain, Read };
+const char* load_name(Load l) {
+  switch (l) {
+    case Load::Idle: return "other cores idle";
+    case Load::Spin: return "12 threads spinning";
+    case Load::StreamPinned: return "11 threads streaming 1.36 MB into pinned memory (NT stores)";
+    case Load::StreamPlain: return "11 threads streaming 1.36 MB into ordinary memory (NT stores)";
+    case Load::Read: return "11 threads reading 1.36 MB (in their caches)";
+  }
+  return "";
+}
+
+constexpr size_t kSource = size_t(1344) * 1025;  // the matcher's 1326x1025 rows, padded
+constexpr int kWorkers = 11;
+
+// Worker w's slice of `n` bytes, 16-byte aligned, again and again until `stop`: copied into
+// `dst` with streamed stores (dst non-null), or summed.
+void load_loop(const uint8_t* src, uint8_t* dst, size_t n, int w, const std::atomic<bool>& stop) {
+  const size_t blocks = n / 16, b0 = blocks * size_t(w) / kWorkers, b1 = blocks * size_t(w + 1) / kWorkers;
+  const __m128i* s = reinterpret_cast<const __m128i*>(src);
+  __m128i* d = reinterpret_cast<__m128i*>(dst);
+  __m128i acc = _mm_setzero_si128();
+  while (!stop.load(std::memory_order_relaxed)) {
+    for (size_t i = b0; i < b1; ++i) {
+      const __m128i v = _mm_load_si128(s + i);
+      if (d) _mm_stream_si128(d + i, v);
+      else acc = _mm_add_epi8(acc, v);
+    }
+    _mm_sfence();
+  }
+  volatile int sink = _mm_cvtsi128_si32(acc);
+  (void)sink;
+}
+
+Status run(Load load) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> spinners;
-  if (spin)
+  PinnedBuffer<uint8_t> pinned;
+  std::vector<uint8_t> source(kSource + 64, 7), plain(kSource + 64, 0);
+  const auto aligned = [](uint8_t* p) { return p + ((16 - reinterpret_cast<uintptr_t>(p) % 16) % 16); };
+  if (load == Load::StreamPinned) PARVIS_TRY(pinned.alloc(kSource));
+  uint8_t* const dst = load == Load::StreamPinned  ? pinned.get()
+                       : load == Load::StreamPlain ? aligned(plain.data())
+                                                   : nullptr;
+  if (load == Load::Spin)
     for (int i = 0; i < 12; ++i)
       spinners.emplace_back([&] {
         while (!stop.load(std::memory_order_relaxed)) std::this_thread::yield();
       });
+  if (load == Load::StreamPinned || load == Load::StreamPlain || load == Load::Read)
+    for (int w = 0; w < kWorkers; ++w)
+      spinners.emplace_back([&, w] { load_loop(aligned(source.data()), dst, kSource, w, stop); });
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaFuncAttributes attr;
@@ -66,6 +124,12 @@ Status run(bool spin) {
   PARVIS_TRY(series("kernel <<<43, 256>>>", s, [&]() -> Status {
     tiny<<<43, 256, 0, s>>>(nullptr, seq++, 0);
     CUDA_CHECK_LAUNCH();
+    return Status::Ok();
+  }));
+  PARVIS_TRY(series("kernel, launch + sync", s, [&]() -> Status {
+    tiny<<<43, 256, 0, s>>>(nullptr, seq++, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(s));
     return Status::Ok();
   }));
   cudaGraph_t g = nullptr;
@@ -116,10 +180,14 @@ Status run(bool spin) {
 }  // namespace
 }  // namespace parvis::cuda
 
-int main() {
-  for (bool spin : {false, true}) {
-    std::printf("%s\n", spin ? "12 threads spinning:" : "other cores idle:");
-    const parvis::Status st = parvis::cuda::run(spin);
+int main(int argc, char** argv) {
+  using parvis::cuda::Load;
+  std::vector<Load> loads{Load::Idle, Load::Spin};
+  if (argc > 1 && std::strcmp(argv[1], "--load") == 0)
+    loads.insert(loads.end(), {Load::StreamPinned, Load::StreamPlain, Load::Read, Load::Idle});
+  for (Load load : loads) {
+    std::printf("%s:\n", parvis::cuda::load_name(load));
+    const parvis::Status st = parvis::cuda::run(load);
     if (!st.ok()) {
       std::fprintf(stderr, "launch_cost: %s\n", st.message.c_str());
       return 1;

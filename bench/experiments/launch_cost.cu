@@ -98,9 +98,18 @@ void load_loop(const uint8_t* src, uint8_t* dst, size_t n, int w, const std::ato
   (void)sink;
 }
 
-Status run(Load load) {
+// The other threads, stopped and joined when it goes (on every return of run(), before the
+// memory they use is freed).
+struct Background {
   std::atomic<bool> stop{false};
-  std::vector<std::thread> spinners;
+  std::vector<std::thread> threads;
+  ~Background() {
+    stop = true;
+    for (std::thread& t : threads) t.join();
+  }
+};
+
+Status run(Load load) {
   PinnedBuffer<uint8_t> pinned;
   std::vector<uint8_t> source(kSource + 64, 7), plain(kSource + 64, 0);
   const auto aligned = [](uint8_t* p) { return p + ((16 - reinterpret_cast<uintptr_t>(p) % 16) % 16); };
@@ -108,14 +117,15 @@ Status run(Load load) {
   uint8_t* const dst = load == Load::StreamPinned  ? pinned.get()
                        : load == Load::StreamPlain ? aligned(plain.data())
                                                    : nullptr;
+  Background bg;
   if (load == Load::Spin)
     for (int i = 0; i < 12; ++i)
-      spinners.emplace_back([&] {
-        while (!stop.load(std::memory_order_relaxed)) std::this_thread::yield();
+      bg.threads.emplace_back([&] {
+        while (!bg.stop.load(std::memory_order_relaxed)) std::this_thread::yield();
       });
   if (load == Load::StreamPinned || load == Load::StreamPlain || load == Load::Read)
     for (int w = 0; w < kWorkers; ++w)
-      spinners.emplace_back([&, w] { load_loop(aligned(source.data()), dst, kSource, w, stop); });
+      bg.threads.emplace_back([&, w] { load_loop(aligned(source.data()), dst, kSource, w, bg.stop); });
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaFuncAttributes attr;
@@ -172,8 +182,6 @@ Status run(Load load) {
   CUDA_CHECK(cudaGraphExecDestroy(ge));
   CUDA_CHECK(cudaGraphDestroy(g));
   CUDA_CHECK(cudaStreamDestroy(s));
-  stop = true;
-  for (std::thread& t : spinners) t.join();
   return Status::Ok();
 }
 

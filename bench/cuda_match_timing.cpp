@@ -20,19 +20,15 @@
 #include <vector>
 
 #include "common/image.hpp"
+#include "common/splitmix.hpp"
 #include "match/match.hpp"
 
 using namespace parvis;
 
 namespace {
 
-uint64_t rng_state = 12345;
-uint64_t next_u64() {
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+SplitMix64 rng{12345};
+uint64_t next_u64() { return rng.next(); }
 
 // Smooth value noise (3 octaves) plus fine noise: natural-looking, few exact ties.
 Image scene(int w, int h) {

@@ -9,36 +9,28 @@
 
 #include "common/cli.hpp"
 #include "common/image.hpp"
+#include "common/splitmix.hpp"
 #include "video/yuv.hpp"
 
 namespace parvis::gen {
 
 // ------------------------------------------------------------------ deterministic randomness
 
-// splitmix64's output function: a good 64-bit mixer, used both as a PRNG step and as a hash.
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// splitmix64's output function (common/splitmix.hpp), used both as a PRNG step and as a hash.
+inline uint64_t mix64(uint64_t z) { return splitmix64_mix(z); }
 
 // A hash of integer coordinates: position-stable randomness (a texture that moves with the
 // belt, or lattice values of value noise) without keeping any state.
 inline uint64_t hash_at(uint64_t seed, int64_t a, int64_t b = 0, int64_t c = 0) {
-  uint64_t h = mix64(seed + 0x9e3779b97f4a7c15ULL);
+  uint64_t h = mix64(seed + kSplitmixGamma);
   h = mix64(h ^ (uint64_t(a) + 0x632be59bd9b4e019ULL));
   h = mix64(h ^ (uint64_t(b) + 0x85157af5d2c7a6d3ULL));
   return mix64(h ^ (uint64_t(c) + 0x2545f4914f6cdd1dULL));
 }
 
 // splitmix64: a sequential PRNG for things drawn in order (noise images, scattered shapes).
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    state += 0x9e3779b97f4a7c15ULL;
-    return mix64(state);
-  }
+struct Rng : SplitMix64 {
+  explicit Rng(uint64_t seed) : SplitMix64{seed} {}
   // Uniform in [0, n) by multiply-high (no modulo bias worth mentioning, no division).
   uint32_t below(uint32_t n) { return uint32_t(((next() >> 32) * uint64_t(n)) >> 32); }
   // Uniform in [lo, hi], inclusive.

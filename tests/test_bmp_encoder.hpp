@@ -10,18 +10,14 @@
 #include <vector>
 
 #include "common/image.hpp"
+#include "common/splitmix.hpp"
 
 namespace parvis::test_bmp {
 
-// Deterministic noise (splitmix64), so a failure can be reproduced.
+// Deterministic noise (splitmix64's high halves), so a failure can be reproduced.
 struct Rng {
-  uint64_t state;
-  uint32_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return uint32_t((z ^ (z >> 31)) >> 32);
-  }
+  SplitMix64 g;
+  uint32_t next() { return uint32_t(g.next() >> 32); }
   uint8_t byte() { return uint8_t(next()); }
   uint32_t below(uint32_t n) { return next() % n; }
 };

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "blur/blur.hpp"
+#include "common/splitmix.hpp"
 
 namespace parvis::blur {
 
@@ -77,12 +78,9 @@ uint8_t reference_pixel(const Image& layer, const Image& map, const TapSets& tap
 Image noise_image(int width, int height, uint64_t seed) {
   Image img;
   image_alloc(width, height, 1, &img);
-  uint64_t state = seed;
+  SplitMix64 rng{seed};
   for (size_t i = 0; i < img.pixels.size(); i += 8) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    const uint64_t z = rng.next();
     for (size_t j = 0; j < 8 && i + j < img.pixels.size(); ++j) img.pixels[i + j] = uint8_t(z >> (8 * j));
   }
   return img;

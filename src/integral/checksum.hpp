@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 
+#include "common/splitmix.hpp"
+
 #if defined(__CUDACC__)
 #define PARVIS_HD __host__ __device__
 #else
@@ -13,19 +15,13 @@
 namespace parvis::integral {
 
 PARVIS_HD inline uint64_t checksum_term(uint64_t i, uint64_t v) {
-  uint64_t z = v ^ (i * 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return splitmix64_mix(v ^ (i * kSplitmixGamma));
 }
 
 // splitmix64's step k (k = 1, 2, ...) of `seed`: the number that gives --random pixels
 // 8(k-1) ... 8(k-1)+7 (byte j of it is pixel 8(k-1)+j, row-major).
 PARVIS_HD inline uint64_t noise_word(uint64_t seed, uint64_t k) {
-  uint64_t z = seed + k * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return splitmix64_mix(seed + k * kSplitmixGamma);
 }
 
 }  // namespace parvis::integral

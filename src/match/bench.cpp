@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/splitmix.hpp"
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
 #include "color/color.hpp"
@@ -38,15 +39,8 @@ namespace parvis {
 
 namespace {
 
-// splitmix64: small, fast, and the same numbers on every machine.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+// splitmix64 (common/splitmix.hpp): the same numbers on every machine.
+struct Rng : SplitMix64 {
   double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
 };
 

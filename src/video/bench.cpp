@@ -30,6 +30,7 @@
 
 #include "common/cli.hpp"
 #include "common/output.hpp"
+#include "common/splitmix.hpp"
 #include "common/subcommands.hpp"
 #include "video/reader.hpp"
 #include "video/run.hpp"
@@ -42,12 +43,6 @@ using video::FrameFormat;
 using video::FrameSlot;
 using video::FrameResult;
 
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // Frame f of the clip, RGB: a textured grey belt (a hash per 4x4 cell plus fine noise: no two
 // windows alike) and a blue capsule-like box moving right, 24 px per frame.
 void bench_frame(int w, int h, int f, Image* rgb) {
@@ -55,8 +50,8 @@ void bench_frame(int w, int h, int f, Image* rgb) {
   for (int y = 0; y < h; ++y) {
     uint8_t* p = rgb->row(y);
     for (int x = 0; x < w; ++x) {
-      const uint64_t cell = mix(uint64_t(((x - 24 * f) >> 2) & 0xffff) << 20 ^ uint64_t(y >> 2));
-      const int v = 90 + int(cell & 63) + int(mix(uint64_t(x) * 7919 + uint64_t(y) * 104729 + uint64_t(f)) & 15);
+      const uint64_t cell = splitmix64_mix(uint64_t(((x - 24 * f) >> 2) & 0xffff) << 20 ^ uint64_t(y >> 2));
+      const int v = 90 + int(cell & 63) + int(splitmix64_mix(uint64_t(x) * 7919 + uint64_t(y) * 104729 + uint64_t(f)) & 15);
       const bool box = x >= bx && x < bx + bw && y >= by && y < by + bh;
       p[3 * x] = uint8_t(box ? v / 4 : v);
       p[3 * x + 1] = uint8_t(box ? v / 2 : v);

@@ -16,16 +16,13 @@ namespace parvis::gen {
 
 // ------------------------------------------------------------------ deterministic randomness
 
-// splitmix64's output function (common/splitmix.hpp), used both as a PRNG step and as a hash.
-inline uint64_t mix64(uint64_t z) { return splitmix64_mix(z); }
-
 // A hash of integer coordinates: position-stable randomness (a texture that moves with the
 // belt, or lattice values of value noise) without keeping any state.
 inline uint64_t hash_at(uint64_t seed, int64_t a, int64_t b = 0, int64_t c = 0) {
-  uint64_t h = mix64(seed + kSplitmixGamma);
-  h = mix64(h ^ (uint64_t(a) + 0x632be59bd9b4e019ULL));
-  h = mix64(h ^ (uint64_t(b) + 0x85157af5d2c7a6d3ULL));
-  return mix64(h ^ (uint64_t(c) + 0x2545f4914f6cdd1dULL));
+  uint64_t h = splitmix64_mix(seed + kSplitmixGamma);
+  h = splitmix64_mix(h ^ (uint64_t(a) + 0x632be59bd9b4e019ULL));
+  h = splitmix64_mix(h ^ (uint64_t(b) + 0x85157af5d2c7a6d3ULL));
+  return splitmix64_mix(h ^ (uint64_t(c) + 0x2545f4914f6cdd1dULL));
 }
 
 // splitmix64: a sequential PRNG for things drawn in order (noise images, scattered shapes).

@@ -63,7 +63,8 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
   if (t == Transfer::Staged) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, true, &st));
-    if (st.one_pass && m.pullable(st, rgb_to_gray) && !m.pull_reserve(st.p.count).ok())
+    if (st.one_pass && m.pullable(st, rgb_to_gray) &&
+        !(m.pull_reserve(st.p.count).ok() && m.pull_touch().ok()))
       (void)cudaGetLastError();  // the upload takes the DMAs
     if (m.cfg.trace) PARVIS_TRY(m.trace_reserve(st.p.count));  // not inside the traced copy
     m.prepared_at = UploadTrace::Clock::now();  // before the warm-up's threads read it
@@ -112,7 +113,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     if (tr.on) {
       tr.pieces.resize(p.count), tr.setup = tr.now();
       PARVIS_TRY(m.trace_reserve(p.count));
-      std::memset(m.trace_pull.get(), 0, 2 * p.count * sizeof(unsigned long long));
+      std::memset(m.trace_pull.get(), 0, 3 * p.count * sizeof(unsigned long long));
       PARVIS_TRY(m.trace_pull.device_pointer(&tr.pull_times_dev));
     }
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);

@@ -96,6 +96,9 @@ struct TransferConfig {
                          // this long for the first copy (PARVIS_UPLOAD_HOT, 0..1000 ms)
   unsigned spin_us = 300;  // how long an idle worker spins before it sleeps, µs
                            // (PARVIS_UPLOAD_SPIN, 0..1000000; also from its start)
+  bool touch = true;     // pulled: prepare has the GPU read a byte of each 4 KiB of the pinned
+                         // block and of the flags, so that its address translations of them are
+                         // made before the copy (PARVIS_UPLOAD_TOUCH=0: not)
   bool trace = false;    // each staged upload prints its workers' and pieces' times on stderr
                          // (PARVIS_UPLOAD_TRACE=1; a diagnosis of a process's first copy)
 };
@@ -108,7 +111,7 @@ struct TransferConfig {
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
 // PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_ONEPASS (0 or 1), PARVIS_UPLOAD_HOT (ms),
 // PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_PIECE and PARVIS_UPLOAD_BATCH (bytes, K or M),
-// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1), PARVIS_UPLOAD_READAHEAD (bytes, K or
+// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TOUCH (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1), PARVIS_UPLOAD_READAHEAD (bytes, K or
 // M). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 

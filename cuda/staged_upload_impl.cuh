@@ -136,7 +136,7 @@ struct StagedCopier::Impl {
   Status trace_reserve(size_t pieces) {
     for (cudaEvent_t& e : trace_ev)
       if (!e) CUDA_CHECK(cudaEventCreate(&e));
-    if (trace_pull.size() < 2 * pieces) PARVIS_TRY(trace_pull.alloc_mapped(2 * pieces));
+    if (trace_pull.size() < 3 * pieces) PARVIS_TRY(trace_pull.alloc_mapped(3 * pieces));
     return Status::Ok();
   }
   Status sync_workers() {
@@ -387,6 +387,7 @@ struct StagedCopier::Impl {
   // The pull's flags for `count` pieces and the block's mapping (prepare makes them); and the
   // same with the next pull's number (staged_upload_one_pass.cu).
   Status pull_reserve(size_t count);
+  Status pull_touch();  // TransferConfig::touch, on worker 0's stream (prepare)
   Status pull_setup(size_t count, unsigned* seq);
   // A one-pass upload (staged_upload_one_pass.cu).
   Status upload_one_pass(const Staging& st, uint8_t* dst, size_t dpitch, const uint8_t* src,

@@ -85,6 +85,7 @@ Status transfer_config_from_env(TransferConfig* out) {
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_NT", &c.nt));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_ONEPASS", &c.one_pass));
   PARVIS_TRY(read_flag("PARVIS_UPLOAD_PULL", &c.pull));
+  PARVIS_TRY(read_flag("PARVIS_UPLOAD_TOUCH", &c.touch));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_PIECE", 4096, size_t(1) << 30, "4K..1024M bytes", &c.piece));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_BATCH", 0, size_t(1) << 30, "0..1024M bytes", &c.batch));
   PARVIS_TRY(read_bytes("PARVIS_UPLOAD_READAHEAD", 0, size_t(1) << 30, "0..1024M bytes", &c.read_ahead));

@@ -86,18 +86,21 @@ __device__ void pull_span(const uint8_t* src, uint8_t* dst, size_t n) {
 }
 
 // Piece i is bytes [i x piece_bytes, +piece_bytes) of both src and dst (whole rows, the same
-// pitch on both sides); block b takes pieces b, b + gridDim.x, ... A flag not set within 60 s
-// means the host is gone: trap rather than hang the stream.
-// times (PARVIS_UPLOAD_TRACE, else null): when each piece's flag was seen and its copy done (ns).
+// pitch on both sides), ready once flags[i x flag_stride] == seq; block b takes pieces b,
+// b + gridDim.x, ... A flag not set within 60 s means the host is gone: trap rather than hang
+// the stream.
+// times (PARVIS_UPLOAD_TRACE, else null): when each piece's flag was seen, its copy done and its
+// poll began (ns).
 __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
-                            const unsigned* flags, unsigned seq, unsigned count,
-                            unsigned long long* times) {
+                            const unsigned* flags, unsigned flag_stride, unsigned seq,
+                            unsigned count, unsigned long long* times) {
   __shared__ int ready;
   for (unsigned i = blockIdx.x; i < count; i += gridDim.x) {
     if (threadIdx.x == 0) {
       const unsigned long long t0 = global_ns();
+      if (times) times[3 * i + 2] = t0;
       int ok = 1;
-      while (load_acquire_system(flags + i) != seq) {
+      while (load_acquire_system(flags + size_t(i) * flag_stride) != seq) {
         if (global_ns() - t0 > 60000000000ull) {
           ok = 0;
           break;
@@ -108,20 +111,38 @@ __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size
     }
     __syncthreads();
     if (!ready) __trap();
-    if (times && threadIdx.x == 0) times[2 * i] = global_ns();
+    if (times && threadIdx.x == 0) times[3 * i] = global_ns();
     const size_t b0 = size_t(i) * piece_bytes;
     pull_span(src + b0, dst + b0, min(piece_bytes, total - b0));
     __syncthreads();  // `ready` is written again for the next piece
-    if (times && threadIdx.x == 0) times[2 * i + 1] = global_ns();
+    if (times && threadIdx.x == 0) times[3 * i + 1] = global_ns();
   }
 }
 
 Status launch_pull(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
                    const unsigned* flags, unsigned seq, size_t count, cudaStream_t s,
-                   unsigned long long* times, unsigned blocks) {
+                   unsigned long long* times, unsigned blocks, unsigned flag_stride) {
   if (count == 0) return Status::Ok();
-  pull_pieces<<<unsigned(std::min<size_t>(count, blocks)), 256, 0, s>>>(src, dst, total, piece_bytes,
-                                                                     flags, seq, unsigned(count), times);
+  pull_pieces<<<unsigned(std::min<size_t>(count, blocks)), 256, 0, s>>>(
+      src, dst, total, piece_bytes, flags, flag_stride, seq, unsigned(count), times);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// One .cv read of every `step` bytes (the values are not used: the GPU's address translations
+// of the mapped pages are what it leaves behind).
+__global__ void touch_mapped(const uint8_t* p, size_t n, size_t step, unsigned* never) {
+  unsigned acc = 0;
+  for (size_t k = (size_t(blockIdx.x) * blockDim.x + threadIdx.x) * step; k < n;
+       k += size_t(gridDim.x) * blockDim.x * step)
+    acc += __ldcv(p + k);
+  if (never && acc == 0xffffffffu) *never = acc;  // keeps the loads
+}
+
+Status launch_touch(const uint8_t* p, size_t n, size_t step, cudaStream_t s) {
+  if (n == 0 || step == 0) return Status::Ok();
+  const size_t reads = div_up(n, step);
+  touch_mapped<<<unsigned(std::min<size_t>(64, div_up(reads, 256))), 256, 0, s>>>(p, n, step, nullptr);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }

@@ -3,9 +3,13 @@
 //   launch_repack  rows of `width` bytes, spitch apart -> dpitch apart (the linear copy)
 //   launch_pull    the one-pass pull (TransferConfig::pull): piece i, bytes [i x piece_bytes,
 //                  +piece_bytes) of src (mapped pinned memory) -> the same bytes of dst, once
-//                  flags[i] == seq (set by the host after the piece's stores are fenced);
-//                  times (the trace's): when each flag was seen and its copy done, 2 a piece;
-//                  blocks: the grid's most (bench/experiments/pull_rate.cu tries others)
+//                  flags[i x flag_stride] == seq (set by the host after the piece's stores
+//                  are fenced; the copier's flags are kPullFlagStride words apart);
+//                  times (the trace's): when each flag was seen, its copy done and its poll
+//                  began, 3 a piece; blocks: the grid's most (bench/experiments/pull_rate.cu
+//                  tries others)
+//   launch_touch   a read of every `step` bytes of n bytes of mapped host memory (the copier's
+//                  prepare: the GPU's translations of the pull's block and flags made ahead)
 //   load_kernels   loads them now (lazy loading: else at their first launch); errors are left to
 //                  the launch
 #pragma once
@@ -18,13 +22,22 @@
 
 namespace parvis::cuda::upload {
 
+// The pull's flags 128 bytes apart, each on its own cache line: a worker's store to one flag
+// does not take the line that the GPU is polling for another (H100, one plain call at 1.36 MB,
+// medians of two sets on one machine start: 58.5 and 57.5 us against 61 and 58.5 packed; with
+// the copier's touch 56, 55.5, 55 and 61 against 61, 58.5, 57.5 and 65.5 packed without it,
+// four sets on three starts; bench/README, eleventh round).
+constexpr unsigned kPullFlagStride = 32;
+
 Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch, int W,
                    int rows, cudaStream_t s);
 Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch, size_t width,
                      size_t rows, cudaStream_t s);
 Status launch_pull(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
                    const unsigned* flags, unsigned seq, size_t count, cudaStream_t s,
-                   unsigned long long* times = nullptr, unsigned blocks = 64);
+                   unsigned long long* times = nullptr, unsigned blocks = 64,
+                   unsigned flag_stride = 1);
+Status launch_touch(const uint8_t* p, size_t n, size_t step, cudaStream_t s);
 void load_kernels(bool gray, bool pull);
 
 }  // namespace parvis::cuda::upload

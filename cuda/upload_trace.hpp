@@ -31,8 +31,8 @@ struct UploadTrace {
   cudaEvent_t gpu[3] = {};                             // owned by the copier; null: no GPU times
   cudaStream_t stream = nullptr;
   bool gpu_marked = false;  // gpu[1] recorded in this upload
-  // The pull's times of each piece (mapped; host and device addresses): flag seen, copy done, ns
-  // on the GPU's clock.
+  // The pull's times of each piece (mapped; host and device addresses): flag seen, copy done,
+  // poll begun, ns on the GPU's clock.
   const unsigned long long* pull_times = nullptr;
   unsigned long long* pull_times_dev = nullptr;
   double setup = 0, issued = 0;
@@ -74,13 +74,13 @@ struct UploadTrace {
     unsigned long long g0 = ~0ull;  // the pull's first flag seen, its times from there
     double h0 = 1e30;               // and the host's first flag
     if (pull_times)
-      for (size_t i = 0; i < pieces.size(); ++i) g0 = std::min(g0, pull_times[2 * i]), h0 = std::min(h0, pieces[i].at[3]);
+      for (size_t i = 0; i < pieces.size(); ++i) g0 = std::min(g0, pull_times[3 * i]), h0 = std::min(h0, pieces[i].at[3]);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& p = pieces[i];
       if (pull_times)
-        std::fprintf(stderr, "  piece %2zu flag %6.1f (+%5.1f)  GPU seen +%5.1f copied +%4.1f\n", i, p.at[3],
-                     p.at[3] - h0, (pull_times[2 * i] - g0) * 1e-3,
-                     (pull_times[2 * i + 1] - pull_times[2 * i]) * 1e-3);
+        std::fprintf(stderr, "  piece %2zu flag %6.1f (+%5.1f)  GPU polled %+5.1f seen +%5.1f copied +%4.1f\n",
+                     i, p.at[3], p.at[3] - h0, (double(pull_times[3 * i + 2]) - double(g0)) * 1e-3,
+                     (pull_times[3 * i] - g0) * 1e-3, (pull_times[3 * i + 1] - pull_times[3 * i]) * 1e-3);
       if (p.bytes == 0 && p.worker >= 0) {  // a later piece of a one-pass claim
         std::fprintf(stderr, "  piece %2zu worker %d: in piece %zu's claim  issue +%3.0f\n", i,
                      p.worker, p.claim, p.at[3] - p.at[2]);

@@ -94,7 +94,7 @@ int main() {
       {"PARVIS_UPLOAD_AHEAD", "1"},      {"PARVIS_UPLOAD_NT", "0"},      {"PARVIS_UPLOAD_SPIN", "20000"},
       {"PARVIS_UPLOAD_TRACE", "1"},      {"PARVIS_UPLOAD_ONEPASS", "0"}, {"PARVIS_UPLOAD_HOT", "7"},
       {"PARVIS_UPLOAD_PIECE", "5000"},   {"PARVIS_UPLOAD_BATCH", "0"},   {"PARVIS_UPLOAD_PULL", "0"},
-      {"PARVIS_UPLOAD_READAHEAD", "3M"}};
+      {"PARVIS_UPLOAD_READAHEAD", "3M"}, {"PARVIS_UPLOAD_TOUCH", "0"}};
   for (const auto& kv : good) setenv(kv[0], kv[1], 1);
   parvis::cuda::TransferConfig c;
   EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Linear &&
@@ -102,7 +102,7 @@ int main() {
              c.pinned == (size_t(4) << 20) && c.linear_max == (size_t(1) << 20) && c.copy_2d &&
              !c.warm && c.ahead && c.spin_us == 20000 && c.trace && !c.nt && !c.one_pass &&
              c.hot_ms == 7 && c.piece == 5000 && c.batch == 0 && !c.pull &&
-             c.read_ahead == (size_t(3) << 20),
+             c.read_ahead == (size_t(3) << 20) && !c.touch,
          "every PARVIS_UPLOAD* variable set: parsed wrong");
   const char* const bad[][2] = {
       {"PARVIS_UPLOAD", "fast"},        {"PARVIS_UPLOAD_THREADS", "0"}, {"PARVIS_UPLOAD_CHUNK", "2Q"},
@@ -110,7 +110,8 @@ int main() {
       {"PARVIS_UPLOAD_WARM", "2"},      {"PARVIS_UPLOAD_AHEAD", "yes"}, {"PARVIS_UPLOAD_2D", "01x"},
       {"PARVIS_UPLOAD_SPIN", "1000001"}, {"PARVIS_UPLOAD_TRACE", "on"}, {"PARVIS_UPLOAD_NT", "2"},
       {"PARVIS_UPLOAD_ONEPASS", "x"},    {"PARVIS_UPLOAD_HOT", "1001"},  {"PARVIS_UPLOAD_PIECE", "4095"},
-      {"PARVIS_UPLOAD_BATCH", "2G"},    {"PARVIS_UPLOAD_PULL", "y"},    {"PARVIS_UPLOAD_READAHEAD", "1K5"}};
+      {"PARVIS_UPLOAD_BATCH", "2G"},    {"PARVIS_UPLOAD_PULL", "y"},    {"PARVIS_UPLOAD_READAHEAD", "1K5"},
+      {"PARVIS_UPLOAD_TOUCH", "off"}};
   for (const auto& kv : bad) {
     const std::string keep = std::getenv(kv[0]);
     setenv(kv[0], kv[1], 1);
@@ -121,7 +122,7 @@ int main() {
   EXPECT(parvis::cuda::transfer_config_from_env(&c).ok() && c.mode == parvis::cuda::Transfer::Auto &&
              c.pinned == 0 && c.warm && !c.ahead && c.linear_max == 0 && c.spin_us == 300 && !c.trace &&
              c.nt && c.one_pass && c.hot_ms == 50 && c.piece == (size_t(32) << 10) &&
-             c.batch == (size_t(256) << 10) && c.pull && c.read_ahead > 0,
+             c.batch == (size_t(256) << 10) && c.pull && c.read_ahead > 0 && c.touch,
          "no PARVIS_UPLOAD* variable: not the defaults");
   std::printf("upload pieces: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;

@@ -113,7 +113,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     if (tr.on) {
       tr.pieces.resize(p.count), tr.setup = tr.now();
       PARVIS_TRY(m.trace_reserve(p.count));
-      std::memset(m.trace_pull.get(), 0, 3 * p.count * sizeof(unsigned long long));
+      std::memset(m.trace_pull.get(), 0, upload::kPullTimes * p.count * sizeof(unsigned long long));
       PARVIS_TRY(m.trace_pull.device_pointer(&tr.pull_times_dev));
     }
     std::vector<unsigned> next_slot(static_cast<size_t>(n), 0u);

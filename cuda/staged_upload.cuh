@@ -111,8 +111,8 @@ struct TransferConfig {
 // PARVIS_UPLOAD_LINEAR (bytes, K or M: auto's copies up to that size go linear),
 // PARVIS_UPLOAD_AHEAD (0 or 1), PARVIS_UPLOAD_ONEPASS (0 or 1), PARVIS_UPLOAD_HOT (ms),
 // PARVIS_UPLOAD_SPIN (µs), PARVIS_UPLOAD_PIECE and PARVIS_UPLOAD_BATCH (bytes, K or M),
-// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TOUCH (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1), PARVIS_UPLOAD_READAHEAD (bytes, K or
-// M). A malformed value is a usage error.
+// PARVIS_UPLOAD_PULL (0 or 1), PARVIS_UPLOAD_TOUCH (0 or 1), PARVIS_UPLOAD_TRACE (0 or 1),
+// PARVIS_UPLOAD_READAHEAD (bytes, K or M). A malformed value is a usage error.
 Status transfer_config_from_env(TransferConfig* out);
 
 // How one copy went (for the timing line and the bench).

@@ -136,7 +136,8 @@ struct StagedCopier::Impl {
   Status trace_reserve(size_t pieces) {
     for (cudaEvent_t& e : trace_ev)
       if (!e) CUDA_CHECK(cudaEventCreate(&e));
-    if (trace_pull.size() < 3 * pieces) PARVIS_TRY(trace_pull.alloc_mapped(3 * pieces));
+    if (trace_pull.size() < upload::kPullTimes * pieces)
+      PARVIS_TRY(trace_pull.alloc_mapped(upload::kPullTimes * pieces));
     return Status::Ok();
   }
   Status sync_workers() {

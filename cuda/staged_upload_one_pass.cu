@@ -36,9 +36,9 @@ Status StagedCopier::Impl::pull_reserve(size_t count) {
 }
 // The GPU reads the block and the flags once, so that the first copy's pull does not make their
 // address translations (H100, one plain call, medians with the flags apart: 1.36 MB 56 and 55.5
-// us against 58.5 and 57.5 without the touch, two sets on one start, and 52 against 52 on
-// another; RGB 4.08 MB 142 against 147). Asynchronous: the block and flags are freed only after sync_workers
-// (ensure_block, pull_reserve, release).
+// us against 58.5 and 57.5 without the touch, two sets on one start, 52 against 52 and 52.5
+// against 53 on two others; RGB 4.08 MB 142 and 145.5 against 147 and 147.5). Asynchronous: the
+// block and flags are freed only after sync_workers (ensure_block, pull_reserve, release).
 Status StagedCopier::Impl::pull_touch() {
   if (!cfg.touch || workers.empty()) return Status::Ok();
   constexpr size_t kPage = 4096;

@@ -89,8 +89,7 @@ __device__ void pull_span(const uint8_t* src, uint8_t* dst, size_t n) {
 // pitch on both sides), ready once flags[i x flag_stride] == seq; block b takes pieces b,
 // b + gridDim.x, ... A flag not set within 60 s means the host is gone: trap rather than hang
 // the stream.
-// times (PARVIS_UPLOAD_TRACE, else null): when each piece's flag was seen, its copy done and its
-// poll began (ns).
+// times (PARVIS_UPLOAD_TRACE, else null): kPullTimes a piece (PullTime).
 __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
                             const unsigned* flags, unsigned flag_stride, unsigned seq,
                             unsigned count, unsigned long long* times) {
@@ -98,7 +97,7 @@ __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size
   for (unsigned i = blockIdx.x; i < count; i += gridDim.x) {
     if (threadIdx.x == 0) {
       const unsigned long long t0 = global_ns();
-      if (times) times[3 * i + 2] = t0;
+      if (times) times[kPullTimes * i + kPullPolled] = t0;
       int ok = 1;
       while (load_acquire_system(flags + size_t(i) * flag_stride) != seq) {
         if (global_ns() - t0 > 60000000000ull) {
@@ -111,11 +110,11 @@ __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size
     }
     __syncthreads();
     if (!ready) __trap();
-    if (times && threadIdx.x == 0) times[3 * i] = global_ns();
+    if (times && threadIdx.x == 0) times[kPullTimes * i + kPullSeen] = global_ns();
     const size_t b0 = size_t(i) * piece_bytes;
     pull_span(src + b0, dst + b0, min(piece_bytes, total - b0));
     __syncthreads();  // `ready` is written again for the next piece
-    if (times && threadIdx.x == 0) times[3 * i + 1] = global_ns();
+    if (times && threadIdx.x == 0) times[kPullTimes * i + kPullCopied] = global_ns();
   }
 }
 

@@ -5,8 +5,7 @@
 //                  +piece_bytes) of src (mapped pinned memory) -> the same bytes of dst, once
 //                  flags[i x flag_stride] == seq (set by the host after the piece's stores
 //                  are fenced; the copier's flags are kPullFlagStride words apart);
-//                  times (the trace's): when each flag was seen, its copy done and its poll
-//                  began, 3 a piece; blocks: the grid's most (bench/experiments/pull_rate.cu
+//                  times (the trace's): kPullTimes a piece (PullTime); blocks: the grid's most (bench/experiments/pull_rate.cu
 //                  tries others)
 //   launch_touch   a read of every `step` bytes of n bytes of mapped host memory (the copier's
 //                  prepare: the GPU's translations of the pull's block and flags made ahead)
@@ -28,6 +27,9 @@ namespace parvis::cuda::upload {
 // the copier's touch 56, 55.5, 55 and 61 against 61, 58.5, 57.5 and 65.5 packed without it,
 // four sets on three starts; bench/README, eleventh round).
 constexpr unsigned kPullFlagStride = 32;
+// The trace's pull times, kPullTimes a piece (ns on the GPU's clock): when its flag was seen, its
+// copy done, its block began to poll for it.
+enum PullTime : unsigned { kPullSeen, kPullCopied, kPullPolled, kPullTimes };
 
 Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dpitch, int W,
                    int rows, cudaStream_t s);

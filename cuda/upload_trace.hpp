@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "upload_kernels.cuh"
+
 namespace parvis::cuda::upload {
 
 // PARVIS_UPLOAD_TRACE=1: where a staged upload's time goes, on stderr (µs from the call's start):
@@ -31,12 +33,15 @@ struct UploadTrace {
   cudaEvent_t gpu[3] = {};                             // owned by the copier; null: no GPU times
   cudaStream_t stream = nullptr;
   bool gpu_marked = false;  // gpu[1] recorded in this upload
-  // The pull's times of each piece (mapped; host and device addresses): flag seen, copy done,
-  // poll begun, ns on the GPU's clock.
+  // The pull's times of each piece (mapped; host and device addresses): PullTime's, ns on the
+  // GPU's clock.
   const unsigned long long* pull_times = nullptr;
   unsigned long long* pull_times_dev = nullptr;
   double setup = 0, issued = 0;
 
+  unsigned long long pull_at(size_t piece, PullTime t) const {
+    return pull_times[kPullTimes * piece + t];
+  }
   double now() const { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
   void mark(size_t i, int step) {
     if (on) pieces[i].at[step] = now();
@@ -74,13 +79,14 @@ struct UploadTrace {
     unsigned long long g0 = ~0ull;  // the pull's first flag seen, its times from there
     double h0 = 1e30;               // and the host's first flag
     if (pull_times)
-      for (size_t i = 0; i < pieces.size(); ++i) g0 = std::min(g0, pull_times[3 * i]), h0 = std::min(h0, pieces[i].at[3]);
+      for (size_t i = 0; i < pieces.size(); ++i) g0 = std::min(g0, pull_at(i, kPullSeen)), h0 = std::min(h0, pieces[i].at[3]);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& p = pieces[i];
       if (pull_times)
         std::fprintf(stderr, "  piece %2zu flag %6.1f (+%5.1f)  GPU polled %+5.1f seen +%5.1f copied +%4.1f\n",
-                     i, p.at[3], p.at[3] - h0, (double(pull_times[3 * i + 2]) - double(g0)) * 1e-3,
-                     (pull_times[3 * i] - g0) * 1e-3, (pull_times[3 * i + 1] - pull_times[3 * i]) * 1e-3);
+                     i, p.at[3], p.at[3] - h0, (double(pull_at(i, kPullPolled)) - double(g0)) * 1e-3,
+                     (pull_at(i, kPullSeen) - g0) * 1e-3,
+                     (pull_at(i, kPullCopied) - pull_at(i, kPullSeen)) * 1e-3);
       if (p.bytes == 0 && p.worker >= 0) {  // a later piece of a one-pass claim
         std::fprintf(stderr, "  piece %2zu worker %d: in piece %zu's claim  issue +%3.0f\n", i,
                      p.worker, p.claim, p.at[3] - p.at[2]);

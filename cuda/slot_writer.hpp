@@ -16,8 +16,8 @@ namespace parvis::cuda::upload {
 // the host has them (x86-64): the slot is read next by the DMA, not by this core, so its lines
 // need no read for ownership and do not evict the source from the cache (TransferConfig::nt).
 // Only whole aligned 16-byte blocks are streamed, assembled across row ends and pads: a line
-// that took both streamed and plain stores cost more than memcpy (H100 host, 1326-byte rows:
-// 7.5 against 13 GB/s). finish() writes the last partial block and fences, before the DMA.
+// that took both streamed and plain stores cost more than memcpy. finish() writes the last
+// partial block and fences, before the DMA.
 class SlotWriter {
  public:
   SlotWriter(uint8_t* dst, bool nt) : d_(dst), nt_(nt) {

@@ -1,7 +1,7 @@
 // Host <-> device copies of a user's pageable image at PCIe speed (issue 14): the uploader of
 // cuda-opt's match and filter. Three ways, chosen per copy by size or by PARVIS_UPLOAD:
 //   pageable  one cudaMemcpy2DAsync from / to the pageable rows (the driver stages them itself:
-//             13-14 GB/s host -> device on the H100 host, ~6 GB/s back);
+//             a fraction of the link's rate, less back);
 //   staged    pieces of rows copied by PARVIS_UPLOAD_THREADS host threads (a pool owned by the
 //             copier; the calling thread is worker 0) into pinned memory, allocated once per
 //             shape, never per call. Uploads whose rows fit in the pinned bytes the slots may
@@ -17,14 +17,14 @@
 //   linear    one 1-D cudaMemcpyAsync of the rows' whole span (host pitch kept) from pageable
 //             memory into a device scratch, then a kernel that repacks them into the device
 //             pitch (or makes them grey): no pinned memory at all, the driver's own staging,
-//             which a 2-D pageable copy of short rows does not use well (2 GB/s at 1326-byte
-//             rows); a candidate for a process's first copy (issue 14). Downloads: the reverse
+//             which a 2-D pageable copy of short rows does not use well; a candidate for a
+//             process's first copy (issue 14). Downloads: the reverse
 //             where the host rows are tight, else as pageable.
 // `auto` (the default) is staged: on the calling thread alone below PARVIS_UPLOAD_MIN bytes
 // (default 1 MiB), else on all its threads in one pass; through the slots on up to 4 threads
 // below 16 MiB and on all of them from there (TransferConfig: staged_min, staged_all; waking the
-// pool costs more than it saves on small copies; the first measurement had the pageable 2-D
-// copy at 2 GB/s on 1326-byte rows); copies of at
+// pool costs more than it saves on small copies; the pageable 2-D copy of short rows is slow,
+// docs/decisions/005); copies of at
 // most PARVIS_UPLOAD_LINEAR bytes (default 0: none) go linear instead. Where the device
 // rows are at most 256 bytes wider than the image's, a staged piece is packed in the slot with
 // the device pitch (the bytes past `width` zeroed) and goes in one 1-D DMA: the bytes between
@@ -56,14 +56,14 @@ struct TransferConfig {
   Transfer mode = Transfer::Auto;
   size_t chunk = size_t(2) << 20;      // the largest piece, bytes
   int threads = 12;                    // host threads of a staged copy (the caller included;
-                                       // at most the host's hardware threads by default; H100
-                                       // host, 16: 12 beat 8 and 16 at every size, pulled)
+                                       // at most the host's hardware threads by default;
+                                       // docs/decisions/010)
   int slots = 2;                       // pinned slots per thread
   size_t staged_min = size_t(1) << 20; // auto: one thread below this many bytes,
   size_t linear_max = 0;               // auto: copies of at most this many bytes go linear
                                        // (PARVIS_UPLOAD_LINEAR; 0: none)
-  size_t staged_all = size_t(16) << 20;  // 4 below this many, all `threads` from it on (H100
-                                         // host: 4 threads won at 8.3 MB, 8 at 24.9 and 100 MB)
+  size_t staged_all = size_t(16) << 20;  // 4 below this many, all `threads` from it on (the
+                                         // slots' best thread count by size, decision 006)
   bool copy_2d = false;  // staged: one 2-D DMA per piece (tight slot rows) instead of whole
                          // padded rows in one 1-D DMA (PARVIS_UPLOAD_2D=1)
   size_t pinned = 0;     // staged: the most pinned bytes of all slots together, 0: no cap

@@ -124,8 +124,8 @@ struct StagedCopier::Impl {
   }
 
   // Until no earlier copy's DMAs or pull read the pinned block. No driver call where none was
-  // recorded since the last wait: a process's first cudaEventSynchronize took ~4 µs inside its
-  // first upload (H100 host).
+  // recorded since the last wait: a process's first cudaEventSynchronize costs a few µs, paid
+  // inside its first upload.
   Status wait_block() {
     if (!block_recorded) return Status::Ok();
     CUDA_CHECK(cudaEventSynchronize(block_done));
@@ -290,14 +290,14 @@ struct StagedCopier::Impl {
   // The rows the next copy will take (prepare's `next`), kept in the caches of the pool's
   // threads 1..readers-1 (the copy's workers) while they spin for the copy: each reads its rows
   // (a byte of each 64) a few at a time between its looks for a job (Pool::set_idle), so that
-  // the copy finds them in a cache. A process's first copy read the user's rows from memory (or
-  // another core's cache, dirty) at ~4 GB/s a thread; at ~10 from the thread's own cache, ~7.5
-  // from another core's, clean (H100 host, bench/experiments/first_copy.cu). Each thread reads
-  // all the rows where they hold at most TransferConfig::read_ahead bytes, else a slice of them
-  // each. Read once, they left the caches within milliseconds while the caller went on with its
-  // set-up (half the gain 5 ms later, none after 20; a match call uploads ~24 ms after prepare),
-  // so each thread reads its rows again ~200 µs after each pass (only the lines that left are
-  // fetched again), until the copy begins or TransferConfig::hot_ms has passed since prepare.
+  // the copy finds them in a cache. A process's first copy reads the user's rows from memory (or
+  // another core's cache, dirty) at well under half the rate it reaches from the thread's own
+  // cache (bench/experiments/first_copy.cu, docs/decisions/011). Each thread reads all the rows
+  // where they hold at most TransferConfig::read_ahead bytes, else a slice of them each. Read
+  // once, they leave the caches within milliseconds while the caller goes on with its set-up (a
+  // match call uploads tens of ms after prepare), so each thread reads its rows again a few
+  // hundred µs after each pass (only the lines that left are fetched again), until the copy
+  // begins or TransferConfig::hot_ms has passed since prepare.
   struct alignas(64) ReadCursor {  // one thread's, on its own line
     size_t first = 0, last = 0, row = 0;  // its rows [first, last) and the next to read
     UploadTrace::Clock::time_point rest_until{};
@@ -347,10 +347,11 @@ struct StagedCopier::Impl {
   // TransferConfig::warm, in the background on the pool's threads, after prepare: the first use
   // of the first n workers' streams and slots (pool thread i takes worker i, thread 1 also
   // worker 0: one small DMA from each slot, its event recorded) and the grey kernel loaded
-  // (lazy loading: else at its first launch). On the H100 host a thread's first DMA issue took
-  // 30-150 µs inside the first copy (PARVIS_UPLOAD_TRACE). Then the threads stay awake up to
-  // TransferConfig::hot_ms for the copy (a match call prepares its copier 7-25 ms before its
-  // upload; woken from sleep, a thread started its piece ~50 µs late). The copier's next call
+  // (lazy loading: else at its first launch): a thread's first DMA issue is slow, and would be
+  // paid inside the first copy (PARVIS_UPLOAD_TRACE shows it). Then the threads stay awake up to
+  // TransferConfig::hot_ms for the copy (a match call prepares its copier milliseconds before
+  // its upload, and a thread woken from sleep starts its piece late; docs/decisions/007). The
+  // copier's next call
   // waits for the job (Pool::run, ensure_slots); a failure here is left to that call, which
   // makes the same CUDA calls, checked.
   void warm_up(int n, bool gray) {

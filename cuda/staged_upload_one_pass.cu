@@ -13,8 +13,8 @@
 namespace parvis::cuda {
 
 // Flags for a pull of `count` pieces, kPullFlagStride words apart (zeroed when new), and the
-// block's device address, mapped (prepare makes them: a first cudaHostAlloc inside the copy cost
-// ~20 µs).
+// block's device address, mapped (prepare makes them: a first cudaHostAlloc inside the copy
+// would be paid by the call).
 Status StagedCopier::Impl::pull_reserve(size_t count) {
   const size_t words = count * upload::kPullFlagStride;
   if (pull_flags.size() < words) {
@@ -35,9 +35,7 @@ Status StagedCopier::Impl::pull_reserve(size_t count) {
   return Status::Ok();
 }
 // The GPU reads the block and the flags once, so that the first copy's pull does not make their
-// address translations (H100, one plain call, medians with the flags apart: 1.36 MB 56 and 55.5
-// us against 58.5 and 57.5 without the touch, two sets on one start, 52 against 52 and 52.5
-// against 53 on two others; RGB 4.08 MB 142 and 145.5 against 147 and 147.5). Asynchronous: the
+// address translations (docs/decisions/014). Asynchronous: the
 // block and flags are freed only after sync_workers (ensure_block, pull_reserve, release).
 Status StagedCopier::Impl::pull_touch() {
   if (!cfg.touch || workers.empty()) return Status::Ok();
@@ -64,7 +62,7 @@ Status StagedCopier::Impl::pull_setup(size_t count, unsigned* seq) {
 // then copies pieces like the workers. Else the calling thread issues the DMAs on `stream` as
 // the pieces become ready, a run of consecutive ready pieces in one copy once it holds
 // TransferConfig::batch bytes or ends the image (fewer, larger DMAs; one thread talks to the
-// driver: the workers' CUDA calls contended there, 10-100 µs each on the H100 host), and copies
+// driver: the workers' CUDA calls contended there), and copies
 // a piece itself when none is ready to issue. gray: the RGB rows go to the scratch, made grey
 // there by one kernel after the last piece.
 Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size_t dpitch,
@@ -108,7 +106,7 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
     }
   };
   // The next claim, copied by worker wi; between groups of its rows, poll() (the caller
-  // issues what became ready meanwhile: a whole piece's copy, ~50 µs, delayed them).
+  // issues what became ready meanwhile: waiting for a whole piece's copy delayed them).
   auto copy_next = [&](int wi, const std::function<void()>& poll) {
     size_t i = 0;
     const size_t g = claim(&i);
@@ -175,7 +173,7 @@ Status StagedCopier::Impl::upload_one_pass(const Staging& st, uint8_t* dst, size
     }
     PARVIS_TRY(issued);
     // One conversion of the whole image: per run, each would wait for its DMA and the next
-    // DMA for it (one stream), which left the link idle (H100: 19 against 25 GB/s).
+    // DMA for it (one stream), which left the link idle.
     if (gray)
       PARVIS_TRY(launch_gray(scratch.get(), width, dst, dpitch, int(width / 3), int(p.rows), stream));
     return Status::Ok();

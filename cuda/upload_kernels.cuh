@@ -22,10 +22,7 @@
 namespace parvis::cuda::upload {
 
 // The pull's flags 128 bytes apart, each on its own cache line: a worker's store to one flag
-// does not take the line that the GPU is polling for another (H100, one plain call at 1.36 MB,
-// medians of two sets on one machine start: 58.5 and 57.5 us against 61 and 58.5 packed; with
-// the copier's touch 56, 55.5, 55 and 61 against 61, 58.5, 57.5 and 65.5 packed without it,
-// four sets on three starts; bench/README, eleventh round).
+// does not take the line that the GPU is polling for another (docs/decisions/014).
 constexpr unsigned kPullFlagStride = 32;
 // The trace's pull times, kPullTimes a piece (ns on the GPU's clock): when its flag was seen, its
 // copy done, its block began to poll for it.

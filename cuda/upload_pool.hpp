@@ -74,8 +74,7 @@ class Pool {
   }
   // Closes the last job to the threads that have not started it (the caller or the threads
   // that started do its work: a thread woken late, or not scheduled, must not hold up a copy
-  // whose pieces are all done; H100 host: one call waited ~700 µs so) and waits for those that
-  // have.
+  // whose pieces are all done) and waits for those that have.
   void wait() {
     std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
     lock_spinning(lk);
@@ -96,8 +95,8 @@ class Pool {
 
  private:
   // mu_ taken by trying, not by sleeping on it: the threads woken by one job all take it within
-  // a microsecond or two, and a futex sleep and wake-up each cost several (H100 host: the
-  // eighth thread began its first piece ~17 µs after the first).
+  // a microsecond or two, and a futex sleep and wake-up each cost several, so sleeping threads
+  // would start one after another (docs/decisions/008).
   void lock_spinning(std::unique_lock<std::mutex>& lk) {
     for (int tries = 0; !lk.try_lock(); ++tries) {
       if (tries >= 64) {

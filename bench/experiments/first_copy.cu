@@ -18,8 +18,8 @@
 //   --threads N, --piece KIB, --iters N, --bytes N, --blocks N (the pull's grid)
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/first_copy.cu \
 //        cuda/upload_kernels.cu -o /tmp/fc && /tmp/fc --evict 64
-// H100 host, 1.36 MB, 12 threads, medians of 6-7 processes (bench/README.md, "Upload, eighth
-// round"): the first upload's workers copy at 3.6-4.6 GB/s each whatever the source's state
+// H100 host, 1.36 MB, 12 threads, medians of 6-7 processes (docs/decisions/011): the first
+// upload's workers copy at 3.6-4.6 GB/s each whatever the source's state
 // (just written, --evict, --tlb, --pf, --plain), at 9.6-10.2 after --share, and later uploads
 // at ~10.5; with --share and --gap 5 at 5.8, --gap 20 at 3.9. Hence the copier's read-ahead.
 #include <cuda_runtime.h>

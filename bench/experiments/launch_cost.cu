@@ -11,11 +11,11 @@
 // cudaStreamSynchronize together (the kernel's start and end seen from the host).
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/launch_cost.cu -o /tmp/lc
 //   /tmp/lc [--load]
-// H100 host (bench/README.md, "Upload, ninth round"): a kernel's first launch 35-48 µs (the
+// H100 host (docs/decisions/012): a kernel's first launch 35-48 µs (the
 // process's first), 8-18 on a new stream, then 4.0-5.2; the graph 2-5 first, then 1.2-2.2; with
 // its arguments set each time 1.7-3.2. Inside a copy, with the workers writing the block, the
 // graph's launch took 26-35 µs and the kernel's 6-13: neither is cheap there.
-// --load, H200 host (bench/README.md, "Upload, tenth round"), two runs: the launch 3.2 / 5.6 µs
+// --load, H200 host (docs/decisions/012), two runs: the launch 3.2 / 5.6 µs
 // idle, 5.6 / 9.7 with 11 threads streaming into pinned memory and 5.1 / 9.5 into ordinary
 // memory, 3.5 / 5.1 with them only reading; launch + sync 8.0 / 10.5 idle, 13.5 / 16.2 and
 // 12.3 / 15.8 streaming: the streamed stores' write traffic, not the memory's kind, slows it.

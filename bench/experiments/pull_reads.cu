@@ -12,7 +12,7 @@
 //   bulk-C    sm_90's bulk copy (TMA): the piece into shared memory in chunks of C KiB on one
 //             mbarrier, then one bulk store to the device buffer
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/pull_reads.cu -o /tmp/prd
-// H100 host (bench/README.md, "Upload, ninth round"): every form 34.1-37.6 µs at 1.38 MB and
+// H100 host (docs/decisions/012): every form 34.1-37.6 µs at 1.38 MB and
 // 169-173 µs at 8.3 MB, against a DMA's 29.2-30.0 and 154-156 in the same run: the form does not
 // change the link's rate. A flag read before each piece adds 1.5-5.6 µs at 1.38 MB, the same
 // whether acquire or volatile (the read's round trip); the fence form costs 11-20 µs more.

@@ -12,10 +12,9 @@
 //      (32 x 16 outputs; a warp reads 4 rows of 32 consecutive bytes);
 //   3. download.
 //
-// Floor (bench/README.md "Blur map"): the H100's IMAD rate, 64 per SM per clock x 132 SMs x
-// 1.98 GHz = 16.7 T multiply-adds/s, makes 3840x2160 x 8 layers with sigma_max 4 (41.5 G
-// multiply-adds) 2.5 ms; dp2a does two per instruction. Measured times: not yet (written on a
-// machine without a GPU; tests/gpu/blur.sh runs the bench).
+// Floor (bench/README.md "Blur map"): an IMAD rate of 64 per SM per clock x 132 SMs x 1.98 GHz
+// = 16.7 T multiply-adds/s makes 3840x2160 x 8 layers with sigma_max 4 (41.5 G multiply-adds)
+// 2.5 ms; dp2a does two per instruction. Times: bench/run_blur.sh (bench/RESULTS.md).
 #include <algorithm>
 #include <string>
 

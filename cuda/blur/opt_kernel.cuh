@@ -1,4 +1,4 @@
-// cuda-opt's blur kernel (see opt.cu for the pipeline and measured times): its tables, built on
+// cuda-opt's blur kernel (see opt.cu for the pipeline and the floor): its tables, built on
 // the host, and the per-thread body, __host__ __device__ so that tests/cuda/blur_emulate.cu can
 // run it thread by thread on the CPU against the reference.
 //

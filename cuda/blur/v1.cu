@@ -7,7 +7,7 @@
 // its window (ladder::gaussian_pixel<double>) and divides the weighted sum by the weights.
 // The seed first wrote the weights of a pixel into a local array and then applied them; here
 // they are applied as they are made (same arithmetic: an array of up to 97 x 97 doubles per
-// thread would reserve ~20 GB of local memory for a full H100).
+// thread would reserve ~20 GB of local memory on a large GPU full of threads).
 //
 // Launch: `<number of blocks>` x threads per block (default 32: the seed's best for V1); by
 // default one row per thread. Output within +-1 of seq (its own weights, not the shared taps).

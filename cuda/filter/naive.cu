@@ -17,7 +17,7 @@
 // threads, so for RGB by shrinks until bx by C <= 1024. Rows beyond gridDim.y's limit of 65535
 // blocks are covered by launching again further down.
 //
-// Bench (H100): see bench/README.md "Convolution filters on the GPU" (bench/run_filter.sh).
+// Bench: bench/run_filter.sh (bench/README.md "Convolution filters"; times in bench/RESULTS.md).
 #include <algorithm>
 #include <string>
 #include <vector>

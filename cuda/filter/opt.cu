@@ -3,8 +3,9 @@
 // The work: out[y][i] = round_clamp(sum over (ky, kx) of tap[ky][kx] * in[y + ky - R][i + (kx - R) C]),
 // where a row of W pixels x C channels is a row of W C bytes: grey and RGB are one loop, and the
 // packed RGB bytes are never split into planes. 8K RGB 5x5 is 99.5 M outputs x 25 taps = 2.5 G
-// multiply-adds, too many for the CUDA cores at the memory floor (~66 us on an H100: 2 x 99.5 MB
-// at 3.0 TB/s; 2.5 G IMADs at 64 per SM and clock on 132 SMs at 1.98 GHz are ~150 us alone), so
+// multiply-adds, too many for the CUDA cores at the memory floor (~66 us: 2 x 99.5 MB at a
+// 3.0 TB/s device copy; 2.5 G IMADs at 64 per SM and clock on 132 SMs at 1.98 GHz are ~150 us
+// alone), so
 // the taps go through the tensor cores, exactly: integer MMA multiplies s8 by u8 and sums in s32
 // without rounding (useful work is 640 of each MMA's 4096 multiply-adds, ~16 us at the s8 peak).
 //
@@ -52,19 +53,18 @@
 //    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
 //    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
 //    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
-//    (it is: H100, zero border, 8K RGB gaussian 5x5 120 us vs 148 for MMA, 3x3 92 vs 124, 4K 5x5
-//    40 vs 67, unsharp 5x5 151 vs 224, with one block more a SM and one row ahead; bench/README.md
-//    "Convolution filters", GPU). On compute capability >= 8.0 the same arithmetic runs as
+//    (it is faster than the MMA kernel on every measured workload: docs/decisions/017). On
+//    compute capability >= 8.0 the same arithmetic runs as
 //    convolve_sep_async<K, C, F, NS> (opt_sep_async.cuh): the source rows staged in shared memory by
 //    cp.async, NS - 1 rows in flight a warp without registers (PARVIS_FILTER_SEP_ASYNC=0: the
 //    register kernel; PARVIS_FILTER_SEP_STAGES=3|4|6: NS); F, the finish (opt_sep.cuh
-//    SepFinish), is compiled in: H100, 8K RGB gaussian 5x5 89 us, 3x3 83, 4K 5x5 27; box and
-//    unsharp within 4 us of it (opt_sep_plan.cuh picks the kernel and its strips).
+//    SepFinish), is compiled in, so no finish pays another's registers (opt_sep_plan.cuh picks the
+//    kernel and its strips).
 //
-// MMA path on an H100: 8K RGB 5x5 145 us, 3x3 122 us against a 66 us floor, once the units away
-// from the borders issue all their row loads together and the one-plane kernel is bounded to 64
-// registers (4 blocks per SM: latency-bound, not bandwidth- or MMA-bound — Nsight Compute: DRAM
-// 29 %, SM 39 % at 3 blocks).
+// The MMA path stays about twice the memory floor even with the units away from the borders
+// issuing all their row loads together and the one-plane kernel bounded to 64 registers (4
+// blocks per SM): it is latency-bound, not bandwidth- or MMA-bound (Nsight Compute: DRAM and SM
+// throughput both well under half; docs/decisions/016).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -233,7 +233,7 @@ uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
 std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch", "sep"}; }
 
 // Whether "auto" takes the separable kernel (opt_sep.cuh) where it applies, as "sep" does: the
-// one line to change once the H100 has measured it (bench/filter_variants.sh auto sep); and
+// one line to change if a measurement says otherwise (bench/filter_variants.sh auto sep); and
 // whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: finish CentreMul).
 constexpr bool kSepByDefault = true, kSepPerByteByDefault = true;
 
@@ -416,12 +416,12 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
                                    : OptPath::MmaFixed;
     f->rows_per_unit = fixed ? (f->planes == 1 ? 8 : 4) : 1;
     // PARVIS_FILTER_RB=4: the default kernel with 4 rows a unit on one plane (fewer registers:
-    // more warps per SM, more source rows re-read), for the occupancy experiment in bench/README.
+    // more warps per SM, more source rows re-read): it loses, to be removed (docs/decisions/016).
     if (const char* rb = std::getenv("PARVIS_FILTER_RB"))
       if (f->path == OptPath::MmaFixed && f->planes == 1 && std::atoi(rb) == 4) f->rows_per_unit = 4;
     // One plane, 8 rows: the kernel bounded to 4 blocks of 256 per SM (64 registers, 96 bytes of
-    // spills at 5x5) — 8-10 % faster than the unbounded one (80 registers, 3 blocks) on the H100
-    // (bench/README.md); PARVIS_FILTER_MINB=0 takes the unbounded one, for comparison.
+    // spills at 5x5) — faster than the unbounded one (80 registers, 3 blocks; decision 016);
+    // PARVIS_FILTER_MINB=0 takes the unbounded one, for comparison.
     if (f->path == OptPath::MmaFixed && f->planes == 1 && f->rows_per_unit == 8) {
       const char* mb = std::getenv("PARVIS_FILTER_MINB");
       f->min_blocks = mb && std::atoi(mb) == 0 ? 0 : 4;

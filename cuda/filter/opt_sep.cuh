@@ -42,16 +42,14 @@
 //   over 132 SMs: Little's law needs a loaded latency below ~1.4 us for the 3 TB/s copy rate.
 //   one wave: the strips are sized so that all warps are resident at once (8K K = 5: 2112 warps,
 //   94 rows each; 4K: 24 rows, the (K - 1) / 24 re-read from L2).
-// Expected (not measured when written): 8K 5x5 ~70-90 us, 3x3 ~68-85 us, 4K 5x5 ~20-28 us
-// (floors 66.4 and 16.6 us); unsharp (per byte) 8K 5x5 ~80-110 us (the MMA kernel: 223); worse if the loaded latency is higher than assumed (then PF = 4
-// helps more than PF = 2, bench/filter_variants.sh measures both).
-//
-// Measured (H100, bench/README.md): 8K 5x5 128 us, 3x3 96, 4K 5x5 40: a warp's step takes
-// ~1.4 us at 16 or 24 warps a SM and 2 or 4 rows ahead, about one loaded DRAM latency: the rate
-// is warps x 512 B per latency. The experiments (opt_sep_plan.cuh's sep_experiments, bench/filter_sep_experiments.sh)
-// put more bytes in flight: a prefetch into L2 (or L1) of the row `ahead` rows past the loads
-// (no registers; the load then waits an L2 hit), one block more a SM (TIGHT launch bounds), 8
-// bytes a lane (LW = 2: half the ring and window registers).
+// So the kernel should sit near the memory floors (66.4 and 16.6 us at 8K and 4K RGB) if the
+// loaded latency is short enough. It does not: a warp's step takes about one loaded DRAM latency
+// whatever the occupancy and the rows held ahead, so the rate is warps x 512 B per latency
+// (docs/decisions/017, 018); hence the cp.async form (opt_sep_async.cuh). The experiments
+// (opt_sep_plan.cuh's sep_experiments, bench/filter_sep_experiments.sh) put more bytes in
+// flight: a prefetch into L2 (or L1) of the row `ahead` rows past the loads (no registers; the
+// load then waits an L2 hit), one block more a SM (TIGHT launch bounds, the one kept), 8 bytes
+// a lane (LW = 2: half the ring and window registers).
 //
 // Border: zero only (replicate and reflect101 take auto's path): a row outside the image is not
 // loaded (zero sums); the lane holding a row's end zeroes the padding bytes of its 16 (one masked

@@ -4,7 +4,8 @@
 // sep_vertical_finish, sep_centre: the same packed 16-bit sums, the same finish, the same bits);
 // only where a lane's window words come from changes.
 //
-// Why (bench/README.md, "What sep waits on"): the register kernel keeps its rows in flight in
+// Why (Nsight Compute on the register kernel, docs/decisions/017-018): the register kernel
+// keeps its rows in flight in
 // registers, one or two rows of 512 B a warp, so a warp's step waits about one loaded DRAM
 // latency (~1.4 us), and its halo and prefetch queue cost instructions and registers (80 with
 // spills, ~300 warp instructions a row step). Here a warp owns a ring of NS row slots in shared
@@ -21,8 +22,8 @@
 //
 // The finishes that take the centre pixels (CentreMul, PerByte: unsharp, edge 3x3) keep R more
 // slots a warp, the rows behind the one read: the output row t - R is still in its slot at step
-// t, so its pixels are one shared-memory load (no second read from L2; H100, 8K unsharp 3x3 92.5
-// -> 86 us). The row copied at step t then lands in the slot of row t - R - 1.
+// t, so its pixels are one shared-memory load (no second read from L2). The row copied at
+// step t then lands in the slot of row t - R - 1.
 //
 // Pipeline (per warp; source rows t = 0 .. n - 1 of the strip, t = 0 is row ys - R):
 //   prologue: copy rows 0 .. NS - 2 into slots 0 .. NS - 2, one commit group each;
@@ -35,9 +36,8 @@
 //
 // Counting (8K RGB 5x5, per warp row step of 512 bytes): ~2 cp.async + address ~8, 3 LDS, 30
 // PRMT unpack, 40 + 40 IMAD, finish 4 PRMT (a power-of-two divisor), store ~4, loop ~6: ~140
-// warp instructions. Measured (Nsight Compute, H100, 3 slots, one wave, bench/README.md): 41.0 M
-// at 3x3 and 52.5 M at 5x5 for ~200 k steps, ~205 and ~260 a step (the register kernel ~300), the
-// schedulers issuing on ~70 % of cycles, DRAM at 68 % and 57 % of peak. Bytes in flight: (NS - 1)
+// warp instructions; Nsight Compute counts more (the counts, and the register kernel's, in
+// docs/decisions/017), still fewer than the register kernel's. Bytes in flight: (NS - 1)
 // x 544 a warp, NS = 4 and 24 warps a SM: 39 KB a SM. Shared memory: warps a block x (NS + history) x 544
 // bytes (8 x 4 x 544 = 17 KB a block of 256; 8 x 6 x 544 = 26 KB for unsharp 5x5).
 #pragma once

@@ -77,12 +77,10 @@ inline bool sep_env_int(const char* name, int lo, int hi, int* v, std::string* w
 // should not evict the prefetched rows). False and why on a bad value.
 inline bool sep_experiments(SepParams* p, bool* tight, int* lane_bytes, std::string* why) {
   const auto num = sep_env_int;
-  // The defaults, each the one line to change once the H100 has timed the switch (auto and sep
-  // both take them; the environment still overrides).
-  // Measured (H100, 2026-11-24, bench/filter_sep_experiments.sh): one more block a SM with one row
-  // loaded ahead (MINB=1 with opt.cu's sep_pf = 1) was the best on 10 of the 12 workloads (8K
-  // gaussian 5x5 119.6 us vs 132.4, 3x3 91.8 vs 97.8, 4K 5x5 39.6 vs 41.9); the prefetches gained
-  // less (L2PF=4: 120.9, 92.4) and did not combine with it (MINB=1+L2PF=4: 156.4 at PF 2).
+  // The defaults, each one line (auto and sep both take them; the environment still overrides).
+  // One more block a SM with one row loaded ahead (MINB=1 with opt.cu's sep_pf = 1) was the best
+  // of the switches; the prefetches gained less and did not combine with it (docs/decisions/018:
+  // the prefetch, STCS and LANE switches lose and are to be removed).
   int l2 = 0, l1 = 0, bulk = 0;  // rows prefetched ahead: none
   int minb = 1;                  // one block more a SM (5x5: 80 registers, a few spilled)
   int stcs = 0;                  // plain stores
@@ -127,10 +125,9 @@ inline Status sep_plan_switches(int major, SepPlan* s) {
 }
 
 // The strips for `threads` threads a block: one wave of the resident warps, except the cp.async
-// kernel at 3x3, which takes strips of 8 rows (several waves: H100, 8K RGB gaussian 3x3 84-85 us
-// against 91 in one wave, 4K 27.2 against 27.4-27.9; at 5x5 the (K - 1) / 8 halo rows cost more
-// than that: 8K 99-101 against 93-94); PARVIS_FILTER_SEP_ROWS=N sets the rows a strip (the
-// experiments of bench/README.md).
+// kernel at 3x3, which takes strips of 8 rows (several waves: the warps resident at one time work
+// on neighbouring rows; at 5x5 the (K - 1) / 8 halo rows cost more than that gains; decision
+// 017); PARVIS_FILTER_SEP_ROWS=N sets the rows a strip, for experiments.
 Status sep_plan_grid(const Geometry& g, int threads, int dev, SepPlan* s) {
   int sms = 0, per_sm = 0, rows = 0, smem_max = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));

@@ -2,7 +2,7 @@
 // (opt.cu: the same A fragments, B words, MMAs, finish and stores), with the source rows staged
 // through shared memory by cp.async in a 4-stage pipeline instead of loaded by each warp.
 //
-// Floors and budgets (H100 SXM: 132 SMs, ~1.98 GHz, ~3.0 TB/s measured copy rate):
+// Floors and budgets (132 SMs, ~1.98 GHz, ~3.0 TB/s device copy rate):
 //   8K RGB (7680x4320x3 = 99.5 MB in, 99.5 MB out): 66 us; 4K RGB (24.9 + 24.9 MB): 16.6 us.
 //   Issue budget at the 8K floor: 132 SMs x 4 schedulers x 1.98 GHz x 66 us = 69 M warp
 //   instructions for 99.5 M output bytes: 0.69 warp instructions (22 thread instructions) per

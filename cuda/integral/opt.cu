@@ -6,7 +6,7 @@
 //      summed down the tile (rowcum[y] = the tile's pixels in rows y0..y). The row totals are a
 //      reduce-scatter across the warp (31 shuffles: lane r ends with row r) and one barrier a
 //      tile. tile_sums_wide (W % 16 == 0) reads 16 bytes a thread, 512 contiguous bytes a warp
-//      a row: 48 us at 10000^2 on the H100 (81 % of the DRAM peak) where 4-byte loads took 109.
+//      a row, which brings the pass near the DRAM peak (4-byte loads reach less than half of it).
 //   2. carries (one launch, three jobs by block index):
 //      above:  per column, the exclusive sum over the tile rows above of colsum -> A(ty, x)
 //      left:   per row, the exclusive sum over the tiles to the left of rowcum  -> L(tx, y)

@@ -1,7 +1,7 @@
 // Integral image, cuda-opt, variant "lookback" (PARVIS_INTEGRAL_VARIANT=lookback; opt.cu picks
 // it): one kernel, one pass over the data — every u8 read once, every output written once.
 //
-// Floor (H100, HBM3 ~3.0 TB/s): u8 -> u64 reads 1 byte and writes 8 a pixel: 10000^2 0.30 ms,
+// Floor (at a ~3.0 TB/s device copy): u8 -> u64 reads 1 byte and writes 8 a pixel: 10000^2 0.30 ms,
 // 40000^2 4.8 ms, 60000^2 10.8 ms. This variant adds 16/H bytes a pixel of scratch written (the
 // aggregates and inclusive prefixes below, H = 32: 0.5 B) and about as much read back (mostly
 // from L2), i.e. 6-11% over the floor at best (10000^2: ~0.32-0.33 ms).
@@ -10,7 +10,7 @@
 // PARVIS_INTEGRAL_LB_ROWS=16); one block of 256 threads walks one band left to right in tiles of
 // H rows x 512 columns, 2 adjacent columns a thread (2-byte loads of the input, 16-byte stores of
 // two u64/f64 outputs, 8-byte of two u32: each warp store covers 256 or 512 contiguous bytes).
-// At most 80 registers (3 blocks an SM: 396 resident on an H100, every band of 10000^2 at once;
+// At most 80 registers (3 blocks an SM: 396 resident on 132 SMs, every band of 10000^2 at once;
 // ptxas -v: H = 32 spills ~140 bytes a thread (where, unchecked: no cuobjdump here), H = 16 ~10).
 // Blocks take their band from an atomic ticket, not blockIdx, so a band only ever waits for bands
 // that have already started (are resident or done): no deadlock under any scheduling.

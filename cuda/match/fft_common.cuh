@@ -121,7 +121,7 @@ inline int good_size(int n) {
 // and cuFFT's twiddle tables), L = ceil(log2 P) + ceil(log2 Q) + 2 (the real<->complex
 // pre/post-processing), and the source norms at their worst (every pixel 255), so the bound
 // depends only on the sizes and on the template. The errors measured on real and noise images
-// are 3-5 orders of magnitude below it (see the bench notes in opt.cu); it is deliberately loose,
+// are 3-5 orders of magnitude below it (docs/decisions/002); it is deliberately loose,
 // which costs nothing: it only widens the set of re-scored positions from "ties" to "within a
 // few units of the minimum".
 inline double correlation_error_bound(int P, int Q, int src_w, int src_h, double tpl_l1,

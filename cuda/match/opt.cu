@@ -26,15 +26,9 @@
 // from cuFFT in double with exact re-scoring of the near-minimum positions (opt_fft.cu).
 // Direct method (SSD and SAD; seed 003 optimized): opt_direct.cu.
 //
-// Bench (H100 80GB HBM3, CUDA 13, bench/cuda_match_timing.cpp; compute = CUDA events around
-// the graph, source already on the GPU, 32-byte result not included; median of 30; see
-// bench/README.md for the stage tables and floors):
-//   1326x1025 / 479x432 fft (cuFFT)   126 us   (cuFFT D2Z+Z2D 1344x1152 double: 80 us of it)
-//   3840x2160 / 128x128 fft (NTT)     434-440 us (3840x2560: rows 77, columns 240, rows+SSD 100)
-//   1920x1080 / 16x16   direct        25-28 us median over runs, 21.5-23 us min (SAD alike);
-//                                     the result then reaches the host in ~1 us (mapped record)
-//   1200x1983 / 150x150 fft (NTT)     150 us;   640x480 / 64x64 fft (NTT) 34 us
-// Largest |FFT score - exact| measured with cuFFT: 5.7e-6 on 1326x1025/479x432 (bound < 10).
+// Speed: bench/run_cuda_match_timing.sh and `./main bench match` (bench/README.md: the floors;
+// bench/RESULTS.md: the current times; docs/decisions/021: the times the constants below were
+// fitted to). cuFFT's error stays far below its bound (docs/decisions/002).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -54,27 +48,25 @@ namespace parvis::match {
 namespace opt {
 namespace {
 
-// Measured on an H100 (see the bench notes at the end of this file): the cost model of `auto`.
+// The cost model of `auto`, fitted to the GPU's bench times (docs/decisions/021).
 // direct_dp4a: a thread issues ~(R + h - 1) nw (4 + 5 R) instructions; one "wave" holds
 // SMs x 640 threads at R = 8 (5 blocks of 128 per SM) or SMs x 1024 at R = 4 (8 blocks), and
 // a wave takes one thread's instruction count x kDirectUsPerOp (issue-bound; refitted after the
-// kFull rows of direct_row: 0.012 at 1920x1080/16x16, 0.0097 at 32x32, 0.008-0.009 at R = 8
-// (1920x1080/64x64, 3840x2160/128x128); grids far below one wave run ~2x faster per
-// instruction (640x480/64x64, 800x500/100x60: 0.004), which only makes `auto` cautious there).
+// kFull rows of direct_row; grids far below one wave run ~2x faster per instruction, which only
+// makes `auto` cautious there).
 constexpr double kDirectUsPerOp = 0.010;
 constexpr double kDirectFixedUs = 4.0;
 constexpr double kGenericMacsPerUs = 2.0e6;  // the generic exact kernel (one block per window)
 // The FFT pipeline, per point of the smallest 7-smooth padded size (the timed size is often
-// larger but faster): 1326x1025 125 us, 1920x1080 137 us, 1200x1983 187 us, 3840x2160 601 us.
+// larger but faster).
 constexpr double kFftUsPerPoint = 6.5e-5;
 constexpr double kFftFixedUs = 28.0;
-// The NTT pipeline, per point of its padded size (fitted on 640x480, 960x512, 1920x1280,
-// 1280x2048 and 3840x2560: 40, 46, 124, 155, 441 us).
+// The NTT pipeline, per point of its padded size (fitted on 640x480 to 3840x2560).
 constexpr double kNttUsPerPoint = 4.3e-5;
 constexpr double kNttFixedUs = 18.0;
-// --mask (choose_masked), fitted to `./main bench match --method ssd-maskfft,ssd-maskdirect` on
-// the H100 (bench/README.md: compute of 1326x1025/479x432, 640x480/64x64, 1920x1080/16x16 within
-// ~10 %): both methods pay ~4.8 ns a position (the map and its ranking), then the masked direct
+// --mask (choose_masked), fitted to `./main bench match --method ssd-maskfft,ssd-maskdirect`
+// (1326x1025/479x432, 640x480/64x64, 1920x1080/16x16, each within ~10 %): both methods pay
+// ~4.8 ns a position (the map and its ranking), then the masked direct
 // kernel 2.6e6 template pixels a us, the masked FFT its unmasked pipeline and 6.1e5 run sums a us.
 constexpr double kMaskPositionUs = 4.8e-3;
 constexpr double kMaskDirectPixelsPerUs = 2.6e6;

@@ -186,12 +186,9 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
 // ---- direct_dp4a launch --------------------------------------------------------------------------
 // R, the output rows per thread: 8 reuses each source row for more outputs (fewer instructions
 // per position), 4 needs ~60 registers instead of ~96, so 8 blocks fit on an SM instead of 5.
-// Measured on the H100 (compute us, R = 4 vs 8): 1920x1080 with 16x16 31 vs 37, with 32x32
-// 80 vs 104, with 64x64 559 vs 463; 640x480/64x64 320 vs 395; 800x500/100x60 474 vs 573;
-// 3840x2160/128x128 7100 vs 5500. So R = 4 for short templates whose grid fits in two waves,
-// and for grids that would fill less than half the GPU at R = 8; otherwise R = 8.
-// R = 2 (twice the threads of R = 4) was tried on 1920x1080: 16x16 37 us, 32x32 86 us, 64x64
-// 468 us, slower than R = 4 on the two short templates. PARVIS_DIRECT_ROWS=4|8 forces one.
+// R = 4 wins for short templates whose grid fits in two waves, and for grids that would fill
+// less than half the GPU at R = 8; otherwise R = 8. R = 2 (twice the threads of R = 4) was
+// slower than R = 4 on short templates (docs/decisions/004). PARVIS_DIRECT_ROWS=4|8 forces one.
 int direct_rows(const Matcher& m) {
   if (const char* v = std::getenv("PARVIS_DIRECT_ROWS")) {
     if (std::strcmp(v, "4") == 0) return 4;

@@ -15,9 +15,9 @@ namespace parvis::match::opt {
 namespace {
 
 // ---- FFT sizes: measured once per source size and process ---------------------------------------
-// cuFFT's speed depends on the factors of each length more than a simple model says (on an
-// H100, double 3840x2160 takes 490 us for a forward + inverse pair, 4096x2304 375 us; 1920x1080
-// 128 us, 2048x1152 81 us). So a few candidate sizes per dimension are timed (one forward +
+// cuFFT's speed depends on the factors of each length more than a simple model says (a larger
+// power-of-two-rich size can be a third faster than the smallest 7-smooth one; numbers in
+// docs/decisions/021). So a few candidate sizes per dimension are timed (one forward +
 // inverse pair after a warm-up, best of two) and the fastest kept: the smallest 7-smooth length,
 // the smallest 2^a x {1, 3, 9}, the next power of two; pairs over 1.8x the smallest area are not
 // tried. PARVIS_FFT_TUNE=0 takes the smallest 7-smooth sizes without timing.

@@ -24,8 +24,8 @@ Status unavailable() {
 
 // ---------------------------------------------------------------------------- sizes
 // The smallest n' >= n of the form 2^a 3^b 5^c 7^d with d <= 1. FFTW handles any size, but
-// is fastest on these; repeated factors of 7 (1029 = 3·7³) measured up to 1.8× slower
-// than the next 2-3-5 size here, so at most one 7 is allowed.
+// is fastest on these; repeated factors of 7 (1029 = 3·7³) were much slower than the next
+// 2-3-5 size (docs/decisions/022), so at most one 7 is allowed.
 static int good_size(int n) {
   for (int m = std::max(n, 1);; ++m) {
     int r = m;
@@ -41,11 +41,10 @@ void padded_size(int source_width, int source_height, int* n0, int* n1) {
   *n1 = good_size(source_width);
 }
 
-// Cost model, measured on the development machine (2-core AMD EPYC Zen 5 VM, FFTW 3.3.10,
-// FFTW_ESTIMATE plans, double; bench/README.md): one r2c + one c2r of n = n0·n1 points
-// took 0.38–0.46 ns · n·log2(n) on one thread (1350×1050: 11–13 ms), ~0.26 with two; the
-// passes over pixels (fill, spectrum product, integral image, combine, top-K) ~3.4 ns per
-// source pixel on one thread, split over the workers in omp.
+// Cost model, fitted to the bench on the development machine (FFTW_ESTIMATE plans, double;
+// docs/decisions/022): one r2c + one c2r of n = n0·n1 points in ~0.42 ns · n·log2(n) on one
+// thread, ~0.26 with two; the passes over pixels (fill, spectrum product, integral image,
+// combine, top-K) ~3.4 ns per source pixel on one thread, split over the workers in omp.
 double estimate_ms(int source_width, int source_height, int threads) {
   int n0, n1;
   padded_size(source_width, source_height, &n0, &n1);
@@ -169,7 +168,7 @@ static void fill_padded_row(const Image& img, int n1, size_t stride, int y, doub
 }
 
 // PARVIS_FFT_PROFILE=1: the phases of setup_size and run on stderr (milliseconds), to see where
-// a single call spends its time (bench/README.md, "one call"); PARVIS_FFT_PROFILE=cpu: the
+// a single call spends its time (docs/decisions/001); PARVIS_FFT_PROFILE=cpu: the
 // process's CPU time instead of the wall clock (all threads; steadier on a shared machine).
 static int profile_mode() {
   static const int mode = [] {
@@ -190,8 +189,8 @@ static double profile_now() {
 
 // Columns per group of the column pass: a group's scratch (source and template, 2·n0·kColumnGroup
 // complex, 269 KB at n0 = 1050) stays in a core's L2. Contiguous columns in the scratch
-// (transposed) measured faster than interleaved ones with FFTW_ESTIMATE plans; 8 and 16 per
-// group were within noise (bench/README.md, "one call").
+// (transposed) were faster than interleaved ones with FFTW_ESTIMATE plans; 8 and 16 per
+// group were within noise (docs/decisions/001).
 constexpr int kColumnGroup = 8;
 // Rows per chunk of the row transforms (fill + r2c, c2r + scores): a chunk of 1344-wide rows
 // is 172 KB, in L2 between the two.
@@ -351,7 +350,7 @@ static void column_pass(Plan* p, int map_h, bool keep, const CpuExec& exec,
 // (forward error of X times ‖T‖∞ ≤ ‖t‖₁; error of T times ‖X‖∞ ≤ ‖x‖₁ or ‖X‖₂; the inverse
 // transform's own error on ‖c‖₂ ≤ ‖x‖₂‖t‖₁; the product and scaling roundings), with
 // x the whole source and t the template. FFTW mixes radices 2–7 rather than radix 2, so
-// the result is doubled for safety. Measured errors are ~10⁻⁵ of this (bench/README.md).
+// the result is doubled for safety. Measured errors are ~10⁻⁵ of this (docs/decisions/002).
 static double fft_rounding_bound(const Plan& p, double src_l1, double src_l2) {
   const double u = 0x1p-53;  // unit roundoff of double
   const double n = double(p.n0) * double(p.n1);

@@ -11,7 +11,7 @@
 // around) and to 2^a 3^b 5^c 7^d.
 //
 // Exactness: the FFT is double precision and its rounding error on ΣI·T has a bound
-// computed for every run (cpu_fft.cpp: fft_rounding_bound, measured in bench/README.md).
+// computed for every run (cpu_fft.cpp: fft_rounding_bound; measured errors: docs/decisions/002).
 //   bound < 0.5  — ΣI·T is an integer, so rounding it gives the exact value: the whole map
 //                  is exact, and the best K are checked once more by direct re-scoring.
 //   bound >= 0.5 — (only for very large images) the map may be off by up to 2·(bound+0.5);

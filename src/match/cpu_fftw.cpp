@@ -20,10 +20,10 @@ std::mutex& planner_mutex() {
 }
 
 // ---------------------------------------------------------------------------- wisdom cache
-// FFTW's planner costs a one-shot call more than its transforms save: even FFTW_ESTIMATE took
-// 11-17 ms for the five 1-D plans of 1344x1050 (19 ms with two threads), a third of the call.
-// The plans it chose ("wisdom") are kept in a user cache file and read back by the next
-// process, which then plans in under a millisecond (bench/README.md, "one call"). The file:
+// FFTW's planner costs a one-shot call more than its transforms save: even FFTW_ESTIMATE's
+// plans took about a third of the call. The plans it chose ("wisdom") are kept in a user cache
+// file and read back by the next process, which then plans in under a millisecond
+// (docs/decisions/001). The file:
 // $PARVIS_FFTW_WISDOM, else $XDG_CACHE_HOME/parvis/fftw-wisdom, else
 // ~/.cache/parvis/fftw-wisdom; PARVIS_FFTW_WISDOM= (empty), 0 or off disables it. A file
 // that cannot be read or parsed (another FFTW version, damage) is ignored; it is rewritten

@@ -47,8 +47,8 @@ class CachedPlanner {
 
 // The large per-size buffers (~45 MB at 1326x1025): allocated unzeroed, 2 MiB aligned and
 // advised as transparent huge pages where the kernel offers them (THP "madvise" mode), so that
-// a one-shot run faults in ~25 huge pages instead of ~11,000 small ones (measured: page faults
-// were a third of a single call's time; bench/README.md). Plain 4 KiB pages elsewhere, and
+// a one-shot run faults in ~25 huge pages instead of ~11,000 small ones (page faults were a
+// third of a single call's time; docs/decisions/001). Plain 4 KiB pages elsewhere, and
 // wherever PARVIS_NO_HUGEPAGES is set (to anything).
 void advise_huge_pages(void* p, size_t bytes);
 

@@ -11,7 +11,7 @@
 namespace parvis::match::mask {
 
 double runs_ms(double positions, size_t runs, int threads) {
-  // ~1 ns per run and position on one thread (two u64 pairs of loads, adds; the 2-core VM).
+  // ~1 ns per run and position on one thread (two u64 pairs of loads, adds; docs/decisions/022).
   return positions * double(runs) * 1.0e-6 / std::max(1, threads);
 }
 

@@ -41,9 +41,8 @@ struct Matcher {
 namespace cpu {
 
 // Cost model of `auto`, per pixel comparison (one |d| or d² of one position) of the direct
-// kernels on one thread, measured on the development machine (2-core AMD EPYC Zen 5 VM, g++
-// 12 -O3): AVX2 SSD 0.017–0.021 ns (640×480 / 64×64: 16 ms; 1920×1080 / 16×16: 11 ms),
-// SSE2 SSD 0.04 ns, scalar 0.2 ns. Two threads scale by ~1.9 (bench/README.md).
+// kernels on one thread, fitted to the bench on the development machine; two threads scale by
+// ~1.9 (the fit: docs/decisions/022).
 inline double direct_ns_per_pixel(const char* isa) {
   const std::string s = isa;
   return s == "avx2" ? 0.021 : s == "sse2" ? 0.045 : 0.2;

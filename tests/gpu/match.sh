@@ -104,7 +104,7 @@ echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 # 3840x2161) and matchcuda cases under each mode (staged also with 5000-byte pieces and 3
 # threads: pieces that divide no row count); memcheck on the matchupload cases under staged with
 # odd pieces; then ./main bench upload (bench-upload.txt: GB/s of every way at 0.26-100 MB, the
-# numbers that choose auto's threshold, the chunk and the threads; bench/README.md).
+# numbers that choose auto's threshold, the chunk and the threads; docs/decisions/006, 010).
 emulate upload-pieces tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu
 emulate upload-pool tests/cuda/upload_pool_stress.cpp -lpthread
 for mode in pageable staged register linear; do

@@ -367,7 +367,7 @@ report() {  # item
       while IFS= read -r line; do echo "device: $line"; done <"$WORK/device-$v.log"
       # Selftest: its own checks count one by one.
       local rc log; read -r rc <"$WORK/selftest-$v.rc"; mapfile -t log <"$WORK/selftest-$v.log"
-      local last=${log[${#log[@]} - 1]:-}
+      local last=""; [ ${#log[@]} -gt 0 ] && last=${log[-1]}
       if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
         passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2])); skipped=$((skipped + BASH_REMATCH[3]))
         for line in "${log[@]}"; do [[ "$line" == FAIL* ]] && echo "$line"; done

@@ -211,7 +211,9 @@ ms_since() {  # t0 (EPOCHREALTIME) -> REPLY ms
   REPLY=$(( (10#${t1//[.,]/} - 10#${1//[.,]/}) / 1000 ))
 }
 job() {  # item
-  local i=$1 v=${it_v[$1]} quiet=${it_quiet[$1]} k=${it_k[$1]} t0=$EPOCHREALTIME
+  # $quiet as setup lines know it: empty, or "quiet" for seq's unreported reference run.
+  local i=$1 v=${it_v[$1]} quiet="" k=${it_k[$1]} t0=$EPOCHREALTIME
+  [ "${it_quiet[i]}" = 1 ] && quiet=quiet
   [ "$k" = - ] || export TMP=$TMP_ROOT/$v/${cf_stem[k]}
   case ${it_kind[i]} in
     img) "$BIN/parvis-imgtest" >"$WORK/imgtest.log" 2>&1; local rc=$?; ms_since "$t0"; echo "$rc $REPLY" >"$WORK/imgtest.rc" ;;
@@ -234,7 +236,7 @@ job() {  # item
       local rc=$?
       ms_since "$t0"
       # seq's hash is made here, in parallel, rather than by the report.
-      if [ "$v" = seq ] && [ "$quiet" = 0 ] && [ $rc = 0 ] && [[ "${c_expect[c]}" != exit=* ]]; then
+      if [ "$v" = seq ] && [ -z "$quiet" ] && [ $rc = 0 ] && [[ "${c_expect[c]}" != exit=* ]]; then
         digest "$dir" "${c_expect[c]}" >"$dir/hash"
       fi
       echo "$rc $REPLY" >"$dir/rc" ;;

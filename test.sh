@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# ./test.sh <version>... | all  [--update-ref] [--no-build] [--only PATTERN]
+# ./test.sh <version>... | all  [-j N] [--update-ref] [--no-build] [--only PATTERN]
 #
 # Builds, runs `selftest` of each version, then every case of tests/cases/*.cases on it,
 # comparing with the seq reference bit for bit (and seq with the hashes pinned in
-# tests/ref/seq.sha256). One line per case with its time; the last line is
-# "N passed, N failed, N skipped"; exit status 1 if anything failed.
-# CUDA versions are skipped (not failed) where no GPU is usable, and where nvcc is missing.
+# tests/ref/seq.sha256). One line per case with its time, in file order whatever -j; a failed
+# case also prints its command, what differed and the first lines of its stderr. The last line
+# is "N passed, N failed, N skipped"; exit status 1 if anything failed.
+# -j N runs N cases at once (default: JOBS=N from the environment, else one per core); -j 1 runs
+# them one after another. seq's cases run with the others' (the reference), seq first.
+# CUDA versions are skipped (not failed) where no GPU is usable, and where nvcc is missing. Their
+# cases share the card: at most (free MiB of the card) / 1024 run at once (2048 under a
+# CUDA_RUNNER); GPU_FREE_MIB=n stands in for nvidia-smi's free memory, to try the cap.
 # Make variables come from the environment: SANITIZE=1 ./test seq, NO_STB=1 ./test all, ...
 # CUDA_RUNNER prefixes every case run of a CUDA version, e.g. under compute-sanitizer:
 #   CUDA_RUNNER="compute-sanitizer --tool memcheck --log-file build/cs/%p.log --error-exitcode 86"
@@ -18,20 +23,26 @@ BIN=${BIN:-bin}
 export BIN
 WORK=${WORK:-build/test}
 REF=tests/ref/seq.sha256
-update_ref=0 build=1 only=""
+update_ref=0 build=1 only="" jobs=${JOBS:-}
 versions=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --update-ref) update_ref=1 ;;
     --no-build) build=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -j|--jobs) jobs=${2:-}; shift ;;
+    -j*) jobs=${1#-j} ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "test: unknown option $1" >&2; exit 1 ;;
     *) versions+=("$1") ;;
   esac
   shift
 done
 [ ${#versions[@]} -gt 0 ] || { echo "usage: ./test <version>|all (see ./test --help)" >&2; exit 1; }
+[ -n "$jobs" ] || jobs=$(nproc)
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "test: -j wants a number of jobs (1 or more), not '$jobs'" >&2; exit 1; }
+# `wait -n -p` (which job ended) came with bash 5.1.
+(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501 )) || { echo "test: needs bash 5.1 or newer" >&2; exit 1; }
 
 all_known=$(sed -n 's/^VERSIONS_\(CPU\|CUDA\) := //p' Makefile | tr '\n' ' ')
 buildable=$(make -s list 2>/dev/null | tr '\n' ' ')
@@ -64,16 +75,20 @@ fi
 
 # ---------------------------------------------------------------------------- test data
 mkdir -p "$WORK"
-export IMG=images DATA=build/testdata OUT=$WORK/out TMP=$WORK/tmp GEN=$BIN/parvis-gen
+export IMG=images DATA=build/testdata GEN=$BIN/parvis-gen
 if [ -x "$GEN" ] && { [ ! -f "$DATA/.stamp" ] || [ "$GEN" -nt "$DATA/.stamp" ]; }; then
   rm -rf "$DATA" && mkdir -p "$DATA" && "$GEN" testdata "$DATA" >/dev/null && touch "$DATA/.stamp" ||
     { echo "test: generating test data failed"; }
 fi
-rm -rf "$TMP" && mkdir -p "$TMP"
+# Scratch: $TMP is $TMP_ROOT/<version>/<case file>, so that the setup of one file (or version)
+# never rewrites a file that a case of another still reads; $OUT is the case's own folder.
+TMP_ROOT=$WORK/tmp
+rm -rf "$TMP_ROOT" "$WORK/setup" && mkdir -p "$TMP_ROOT" "$WORK/setup"
 # FFTW's wisdom cache (src/match/cpu_fftw.cpp) in this run's scratch, not the user's: the first
-# FFT case of each size writes it, the later ones (and the other versions) plan from it, and
-# their outputs must still equal seq's.
-export PARVIS_FFTW_WISDOM=$TMP/fftw-wisdom
+# FFT case of each size writes it (atomically: temp file + rename, merged with what others
+# wrote), the later ones (and the other versions) plan from it, and their outputs must still
+# equal seq's.
+export PARVIS_FFTW_WISDOM=$TMP_ROOT/fftw-wisdom
 
 # Outputs of a case: stdout, then every file under $OUT (sorted), into one hash. Only what
 # the case promises to reproduce bit for bit is hashed: stdout alone for same-stdout, and
@@ -83,23 +98,152 @@ digest() {  # dir expect -> sha256
   case "$2" in same-stdout) skip_files='.' ;; map-close=*) skip_files='\.npy$' ;; esac
   (cd "$1" && { cat stdout; find out -type f | LC_ALL=C sort | grep -vE "$skip_files" | while read -r f; do printf '%s\n' "$f"; cat "$f"; done; } | sha256sum | cut -d' ' -f1)
 }
-not_built_in() {  # stderr file: the version or this build lacks the feature -> skip
-  grep -qE 'is not implemented in|not available in this build|install libstb-dev|install libfftw3-dev' "$1"
+# The version or this build lacks the feature (stderr says so) -> skip.
+NOT_BUILT_IN='is not implemented in|not available in this build|install libstb-dev|install libfftw3-dev'
+
+# ---------------------------------------------------------------------------- the case files
+# Parsed once: per file its setup lines and cases; with --only, the cases that match.
+trim() { REPLY=${1#"${1%%[![:space:]]*}"}; REPLY=${REPLY%"${REPLY##*[![:space:]]}"}; }
+case_files=(tests/cases/*.cases)
+cf_stem=() cf_setup=() cf_bg=() c_file=() c_name=() c_expect=() c_args=()
+for k in "${!case_files[@]}"; do
+  stem=${case_files[k]##*/}; cf_stem[k]=${stem%.cases}; cf_setup[k]="" cf_bg[k]=""
+  while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in
+      '!&'*) cf_bg[k]+="${line#!&}"$'\n'; continue ;;
+      '!'*) cf_setup[k]+="${line#!}"$'\n'; continue ;;
+    esac
+    trim "$line"
+    case "$REPLY" in ''|'#'*|'!'*) continue ;; esac
+    # <name> | <expect> | <arguments>; the arguments keep any further '|'.
+    trim "${line%%|*}"; name=$REPLY
+    rest=""; [[ "$line" == *'|'* ]] && rest=${line#*|}
+    trim "${rest%%|*}"; expect=$REPLY
+    args=""; [[ "$rest" == *'|'* ]] && args=${rest#*|}
+    [ -n "$only" ] && [[ "$name" != *$only* ]] && continue
+    c_file+=("$k") c_name+=("$name") c_expect+=("$expect") c_args+=("$args")
+  done <"${case_files[k]}"
+done
+
+# ---------------------------------------------------------------------------- the plan
+# Every piece of work is an item, in the order it is reported: per version its selftest, then
+# per case file its setup, then its cases. Items start in that order, as many at once as -j
+# allows, a case only after its file's setup; they are reported in that order as they end.
+# Kinds: img (the image layer's tests), note (text known now), self (selftest), setup (a file's
+# `!` lines, one after another), bg (its `!&` lines: alongside the cases, which do not read what
+# they write), case.
+n_items=0
+it_kind=() it_v=() it_quiet=() it_k=() it_c=() it_gpu=() it_dep=() it_text=()
+add_item() {  # kind version quiet file case gpu dep [text]
+  it_kind[n_items]=$1 it_v[n_items]=$2 it_quiet[n_items]=$3 it_k[n_items]=$4 it_c[n_items]=$5
+  it_gpu[n_items]=$6 it_dep[n_items]=$7 it_text[n_items]=${8:-}
+  n_items=$((n_items + 1))
+}
+declare -A done_item=()
+
+[ -x "$BIN/parvis-imgtest" ] && [ -z "$only" ] && add_item img - 0 - - 0 -1
+
+# seq runs first: it is the reference the others are compared with. Without seq among the
+# versions, it runs quietly (checked by nobody, reported by nobody).
+ref_needed=0 want_seq=0 any_cuda=0
+for v in "${versions[@]}"; do [ "$v" = seq ] && want_seq=1; done
+ordered=(); [ $want_seq = 1 ] && ordered=(seq)
+for v in "${versions[@]}"; do [ "$v" = seq ] || [[ " ${ordered[*]} " == *" $v "* ]] || ordered+=("$v"); done
+add_version() {  # version quiet
+  local v=$1 quiet=$2 gpu=0 k c=0 s tmps=() dirs=()
+  is_cuda "$v" && gpu=1
+  [ "$quiet" = 1 ] || add_item self "$v" 0 - - "$gpu" -1
+  # One rm and one mkdir for all of the version's folders (a fork per case adds up).
+  for k in "${!case_files[@]}"; do tmps+=("$TMP_ROOT/$v/${cf_stem[k]}"); done
+  for c in "${!c_name[@]}"; do dirs+=("$WORK/$v/${c_name[c]}"); done
+  [ ${#dirs[@]} -gt 0 ] && rm -rf "${dirs[@]}"
+  mkdir -p "$WORK/setup/$v" "${tmps[@]}" "${dirs[@]/%//out}"
+  c=0
+  for k in "${!case_files[@]}"; do
+    s=$n_items
+    add_item setup "$v" "$quiet" "$k" - "$gpu" -1
+    [ -n "${cf_bg[k]}" ] && add_item bg "$v" "$quiet" "$k" - "$gpu" -1
+    while [ $c -lt ${#c_name[@]} ] && [ "${c_file[c]}" = "$k" ]; do
+      add_item case "$v" "$quiet" "$k" "$c" "$gpu" "$s"; c=$((c + 1))
+    done
+  done
+}
+declare -A skip_text=()
+for v in "${ordered[@]}"; do
+  case " $buildable " in *" $v "*) ;; *)
+    skip_text[$v]="1 $v: cannot be built on this machine (see make's ✗ lines)"; continue ;; esac
+  if ! "$BIN/$v" device >"$WORK/device-$v.log" 2>&1 && is_cuda "$v"; then
+    n=$(cat "${case_files[@]}" 2>/dev/null | grep -cvE '^[[:space:]]*(#|!|$)')
+    skip_text[$v]="$((n + 1)) $v: $(<"$WORK/device-$v.log") — $n cases and the selftest skipped"
+    continue
+  fi
+  is_cuda "$v" && any_cuda=1
+  [ "$v" = seq ] || ref_needed=1
+done
+[ $want_seq = 0 ] && [ $ref_needed = 1 ] && add_version seq 1
+for v in "${ordered[@]}"; do
+  if [ -n "${skip_text[$v]:-}" ]; then add_item note "$v" 0 - - 0 -1 "${skip_text[$v]}"
+  else add_version "$v" 0; fi
+done
+
+# ---------------------------------------------------------------------------- the GPU's share
+# CUDA cases run at most gpu_jobs at once, so that together they never ask for more than the
+# card has free. The budget of one case: its CUDA context with cuFFT loaded (~0.5 GiB) plus the
+# largest case's buffers (integral 4097x4112 to u64/f64: a 135 MB table and the 17 MB source;
+# the all-colours 4096x4096 RGB source, 48 MiB, with its grey; 3840x2161 matched by FFT: a few
+# complex 4096x2304 planes of 75 MB and cuFFT's work area) = 1024 MiB with a margin; twice that
+# under a CUDA_RUNNER (compute-sanitizer's shadow memory and padded allocations).
+gpu_jobs=$jobs
+if [ $any_cuda = 1 ]; then
+  gpu_case_mib=1024; [ -n "${CUDA_RUNNER:-}" ] && gpu_case_mib=2048
+  gpu_free=${GPU_FREE_MIB:-$(nvidia-smi ${CUDA_VISIBLE_DEVICES:+-i "${CUDA_VISIBLE_DEVICES%%,*}"} \
+    --query-gpu=memory.free --format=csv,noheader,nounits 2>/dev/null | head -n1)}
+  if [[ "$gpu_free" =~ ^[0-9]+$ ]]; then gpu_jobs=$((gpu_free / gpu_case_mib)); else gpu_jobs=1; fi
+  ((gpu_jobs < 1)) && gpu_jobs=1
+  ((gpu_jobs > jobs)) && gpu_jobs=$jobs
+  echo "gpu: ${gpu_free:-unknown} MiB free, $gpu_case_mib MiB per case: $gpu_jobs CUDA jobs at once"
+fi
+
+# ---------------------------------------------------------------------------- the jobs
+# Each runs in a background subshell; what the report needs lands in files.
+ms_since() {  # t0 (EPOCHREALTIME) -> REPLY ms
+  local t1=$EPOCHREALTIME
+  REPLY=$(( (10#${t1//[.,]/} - 10#${1//[.,]/}) / 1000 ))
+}
+job() {  # item
+  # $quiet as setup lines know it: empty, or "quiet" for seq's unreported reference run.
+  local i=$1 v=${it_v[$1]} quiet="" k=${it_k[$1]} t0=$EPOCHREALTIME
+  [ "${it_quiet[i]}" = 1 ] && quiet=quiet
+  [ "$k" = - ] || export TMP=$TMP_ROOT/$v/${cf_stem[k]}
+  case ${it_kind[i]} in
+    img) "$BIN/parvis-imgtest" >"$WORK/imgtest.log" 2>&1; local rc=$?; ms_since "$t0"; echo "$rc $REPLY" >"$WORK/imgtest.rc" ;;
+    self) "$BIN/$v" selftest >"$WORK/selftest-$v.log" 2>&1; echo $? >"$WORK/selftest-$v.rc" ;;
+    setup|bg)
+      # Each line as before, in a subshell of its own; a failure leaves "line: first stderr line".
+      local lines=${cf_setup[k]} line first err=$WORK/setup/$v/$i.err
+      [ "${it_kind[i]}" = bg ] && lines=${cf_bg[k]}
+      while IFS= read -r line; do
+        (eval "$line") >/dev/null 2>"$err" </dev/null && continue
+        first=""; IFS= read -r first <"$err"
+        printf '%s: %s\n' "$line" "$first" >>"$WORK/setup/$v/$i.fail"
+      done <<<"${lines%$'\n'}" ;;
+    case)
+      local c=${it_c[i]} runner=""
+      local dir=$WORK/$v/${c_name[c]}
+      export OUT=$dir/out
+      is_cuda "$v" && runner=${CUDA_RUNNER:-}
+      eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" ${c_args[c]}" >"$dir/stdout" 2>"$dir/stderr" </dev/null
+      local rc=$?
+      ms_since "$t0"
+      # seq's hash is made here, in parallel, rather than by the report.
+      if [ "$v" = seq ] && [ -z "$quiet" ] && [ $rc = 0 ] && [[ "${c_expect[c]}" != exit=* ]]; then
+        digest "$dir" "${c_expect[c]}" >"$dir/hash"
+      fi
+      echo "$rc $REPLY" >"$dir/rc" ;;
+  esac
 }
 
-# Runs one case on one version into $WORK/<version>/<name>/{stdout,stderr,rc,out/}.
-run_case() {  # version name args
-  local v=$1 name=$2 args=$3 dir=$WORK/$1/$2
-  rm -rf "$dir" "$OUT" && mkdir -p "$dir" "$OUT"
-  local t0=$(date +%s%N)
-  local runner=""
-  is_cuda "$v" && runner=${CUDA_RUNNER:-}
-  (eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
-  echo $? >"$dir/rc"
-  echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$dir/ms"
-  mv "$OUT" "$dir/out"
-}
-
+# ---------------------------------------------------------------------------- the reports
 # Versions whose numerical contract allows rounding: DESIGN.md "Blur map" (blur-v1 and blur-v2
 # recompute the Gaussian in floating point). Cases that expect `near=D/F` compare their image
 # outputs with parvis-compare image-close (each sample within D of seq's, at most a fraction F
@@ -112,120 +256,163 @@ if [ -f "$REF" ]; then
 fi
 new_ref=()
 
-# Compares version v's outputs of a case with seq's (seq: with the pinned hash).
-check_case() {  # version name expect
-  local v=$1 name=$2 expect=$3 dir=$WORK/$1/$2 sdir=$WORK/seq/$2
-  local rc ms; rc=$(cat "$dir/rc"); ms=$(cat "$dir/ms")
-  local label="$v $name (${ms} ms)"
-  if [ "$rc" != 0 ] && not_built_in "$dir/stderr"; then skip "$label: $(head -n1 "$dir/stderr")" 1; return; fi
+# A failed case, whole: the FAIL line, the command as run (variables expanded), what differed
+# (given as lines), the first lines of its stderr.
+fail_case() {  # label reason [detail lines...]
+  fail "$1: $2"; shift 2
+  local cmd=${c_args[c]} line n=0
+  cmd=${cmd//\$IMG/$IMG}; cmd=${cmd//\$DATA/$DATA}; cmd=${cmd//\$OUT/$dir/out}; cmd=${cmd//\$TMP/$TMP_ROOT/$v/${cf_stem[${c_file[c]}]}}
+  trim "$cmd"
+  printf '      command: %s%s %s\n' "${runner:+$runner }" "$BIN/$v" "$REPLY"
+  for line in "$@"; do printf '      %s\n' "$line"; done
+  for line in "${err_lines[@]}"; do
+    ((n++ == 0)) && printf '      stderr:\n'
+    ((n > 6)) && { printf '        ... (%s lines in %s)\n' "${#err_lines[@]}" "$dir/stderr"; break; }
+    printf '        %s\n' "${line%$'\n'}"
+  done
+}
+
+# Version v's outputs of case c against seq's (seq's against the pinned hash).
+check_case() {  # version case
+  local v=$1 c=$2 name=${c_name[$2]} expect=${c_expect[$2]}
+  local dir=$WORK/$1/${c_name[$2]} sdir=$WORK/seq/${c_name[$2]}
+  local rc ms runner="" err_lines=()
+  is_cuda "$v" && runner=${CUDA_RUNNER:-}
+  read -r rc ms <"$dir/rc"
+  mapfile err_lines <"$dir/stderr"
+  local label="$v $name (${ms} ms)" e0=${err_lines[0]:-}
+  e0=${e0%$'\n'}
+  if [ "$rc" != 0 ] && [[ "${err_lines[*]}" =~ $NOT_BUILT_IN ]]; then skip "$label: $e0" 1; return; fi
   case "$expect" in
     exit=*)
-      local want=${expect#exit=} lines; lines=$(wc -l <"$dir/stderr")
-      if [ "$rc" != "$want" ]; then fail "$label: exit $rc, expected $want: $(head -n2 "$dir/stderr")"
-      elif [ "$lines" != 1 ]; then fail "$label: $lines lines on stderr, expected one error line"
-      elif [ -n "$(ls -A "$dir/out")" ]; then fail "$label: left output behind: $(ls -A "$dir/out")"
+      # One error line: one line ending in a newline, as `wc -l` counted it.
+      local want=${expect#exit=} lines=${#err_lines[@]} left=()
+      [ "$lines" -gt 0 ] && [[ "${err_lines[lines - 1]}" != *$'\n' ]] && lines=$((lines - 1))
+      shopt -s nullglob dotglob; left=("$dir"/out/*); shopt -u nullglob dotglob
+      if [ "$rc" != "$want" ]; then fail_case "$label" "exit $rc, expected $want: $e0"
+      elif [ "$lines" != 1 ]; then fail_case "$label" "$lines lines on stderr, expected one error line"
+      elif [ ${#left[@]} -gt 0 ]; then fail_case "$label" "left output behind: ${left[*]##*/}"
       else pass "$label"; fi
       return ;;
   esac
-  if [ "$rc" != 0 ]; then fail "$label: exit $rc: $(head -n3 "$dir/stderr")"; return; fi
+  if [ "$rc" != 0 ]; then fail_case "$label" "exit $rc: $e0"; return; fi
   if [ "$v" = seq ]; then
-    local h; h=$(digest "$dir" "$expect")
+    local h=""; [ -f "$dir/hash" ] && read -r h <"$dir/hash"
     new_ref+=("$name $h")
     if [ $update_ref = 1 ]; then pass "$label (reference updated)"
-    elif [ -z "${ref_hash[$name]:-}" ]; then fail "$label: no pinned hash in $REF (./test seq --update-ref)"
-    elif [ "${ref_hash[$name]}" != "$h" ]; then fail "$label: output differs from the pinned reference"
+    elif [ -z "${ref_hash[$name]:-}" ]; then fail_case "$label" "no pinned hash in $REF (./test seq --update-ref)"
+    elif [ "${ref_hash[$name]}" != "$h" ]; then
+      fail_case "$label" "output differs from the pinned reference" "pinned $REF: ${ref_hash[$name]}" \
+        "this run:  $h (of stdout and the files under $dir/out)"
     else pass "$label"; fi
     return
   fi
-  local sdir_rc; sdir_rc=$(cat "$sdir/rc" 2>/dev/null || echo none)
-  if [ "$sdir_rc" != 0 ]; then fail "$label: seq did not produce a reference (exit $sdir_rc)"; return; fi
+  local srcrc=none; [ -f "$sdir/rc" ] && read -r srcrc _ <"$sdir/rc"
+  if [ "$srcrc" != 0 ]; then fail_case "$label" "seq did not produce a reference (exit $srcrc)"; return; fi
   if ! cmp -s "$dir/stdout" "$sdir/stdout"; then
-    fail "$label: stdout differs from seq: $(diff "$sdir/stdout" "$dir/stdout" | head -n 4 | tr '\n' ' ')"; return
+    local d; mapfile -t d <<<"$(diff "$sdir/stdout" "$dir/stdout" | head -n 20)"
+    fail_case "$label" "stdout differs from seq" "diff $sdir/stdout $dir/stdout:" "${d[@]/#/  }"; return
   fi
-  local f files note=""; files=$( { (cd "$sdir/out" && find . -type f); (cd "$dir/out" && find . -type f); } | LC_ALL=C sort -u)
-  for f in $files; do
-    [ -f "$dir/out/$f" ] || { fail "$label: missing output $f"; return; }
-    [ -f "$sdir/out/$f" ] || { fail "$label: extra output $f"; return; }
+  # The output files of both, by name relative to out/.
+  local f files=() note="" a; declare -A seen=()
+  shopt -s nullglob dotglob globstar
+  for a in "$sdir"/out/** "$dir"/out/**; do
+    [ -f "$a" ] || continue
+    f=${a#"$sdir"/out/}; f=${f#"$dir"/out/}
+    [ -n "${seen[$f]:-}" ] || { seen[$f]=1; files+=("$f"); }
+  done
+  shopt -u nullglob dotglob globstar
+  for f in "${files[@]}"; do
+    [ -f "$dir/out/$f" ] || { fail_case "$label" "missing output $f" "seq wrote $sdir/out/$f"; return; }
+    [ -f "$sdir/out/$f" ] || { fail_case "$label" "extra output $f" "seq wrote no $f"; return; }
     case "$expect" in
       same-stdout) ;;
       map-close=*)
         if [[ "$f" == *.npy ]]; then
           "$BIN/parvis-compare" npy-close "$sdir/out/$f" "$dir/out/$f" "${expect#map-close=}" >"$dir/compare" 2>&1 ||
-            { fail "$label: $f: $(head -n1 "$dir/compare")"; return; }
-        elif ! cmp -s "$sdir/out/$f" "$dir/out/$f"; then fail "$label: $f differs from seq"; return; fi ;;
+            { fail_case "$label" "$f: $(head -n1 "$dir/compare")" "compared with $sdir/out/$f"; return; }
+        elif ! cmp -s "$sdir/out/$f" "$dir/out/$f"; then fail_differs; return; fi ;;
       near=*)
         if [[ "$APPROX_VERSIONS" == *" $v "* ]]; then
           local bound=${expect#near=}
           "$BIN/parvis-compare" image-close "$sdir/out/$f" "$dir/out/$f" "${bound%/*}" "${bound#*/}" >"$dir/compare" 2>&1 ||
-            { fail "$label: $f: $(head -n1 "$dir/compare")"; return; }
+            { fail_case "$label" "$f: $(head -n1 "$dir/compare")" "compared with $sdir/out/$f"; return; }
           note="$note; $f $(head -n1 "$dir/compare")"
-        elif ! cmp -s "$sdir/out/$f" "$dir/out/$f"; then fail "$label: $f differs from seq"; return; fi ;;
-      *) cmp -s "$sdir/out/$f" "$dir/out/$f" || { fail "$label: $f differs from seq"; return; } ;;
+        elif ! cmp -s "$sdir/out/$f" "$dir/out/$f"; then fail_differs; return; fi ;;
+      *) cmp -s "$sdir/out/$f" "$dir/out/$f" || { fail_differs; return; } ;;
     esac
   done
   pass "$label$note"
 }
-
-# ---------------------------------------------------------------------------- the runs
-# The image layer's own tests (codec round trips, bad input) are version independent.
-if [ -x "$BIN/parvis-imgtest" ] && [ -z "$only" ]; then
-  t0=$(date +%s%N)
-  "$BIN/parvis-imgtest" >"$WORK/imgtest.log" 2>&1
-  rc=$?
-  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-  np=$(grep -c '^PASS' "$WORK/imgtest.log"); nf=$(grep -c '^FAIL' "$WORK/imgtest.log"); ns=$(grep -c '^SKIP' "$WORK/imgtest.log")
-  passed=$((passed + np)); failed=$((failed + nf)); skipped=$((skipped + ns))
-  grep -E '^(FAIL|SKIP)' "$WORK/imgtest.log"
-  echo "image layer: $np passed, $nf failed, $ns skipped (${ms} ms)"
-  if [ $rc != 0 ] && [ "$nf" = 0 ]; then fail "image layer test exited $rc: $(tail -n1 "$WORK/imgtest.log")"; fi
-fi
-
-case_files=$(ls tests/cases/*.cases 2>/dev/null)
-seq_ran=0
-run_version() {  # version [quiet]
-  local v=$1 quiet=${2:-}
-  for cf in $case_files; do
-    # Setup lines, once per version run (they write only under $TMP).
-    while IFS= read -r line; do
-      (eval "${line#!}") >/dev/null 2>"$WORK/setup.err" </dev/null ||
-        { [ -n "$quiet" ] || fail "setup of $cf: ${line#!}: $(head -n1 "$WORK/setup.err")"; }
-    done < <(grep -E '^!' "$cf")
-    while IFS='|' read -r name expect args; do
-      name=$(echo "$name" | xargs); expect=$(echo "$expect" | xargs)
-      [ -n "$only" ] && [[ "$name" != *$only* ]] && continue
-      run_case "$v" "$name" "$args"
-      [ -n "$quiet" ] || check_case "$v" "$name" "$expect"
-    done < <(grep -vE '^[[:space:]]*(#|!|$)' "$cf")
-  done
+fail_differs() {  # (check_case's f, sdir, dir, label) an output file differs from seq's
+  fail_case "$label" "$f differs from seq" "$(cmp "$sdir/out/$f" "$dir/out/$f" 2>&1 | head -n1)"
 }
 
-for v in "${versions[@]}"; do
-  echo "== $v"
-  case " $buildable " in *" $v "*) ;; *)
-    skip "$v: cannot be built on this machine (see make's ✗ lines)" 1; continue ;; esac
-  if is_cuda "$v" && ! "$BIN/$v" device >"$WORK/device.log" 2>&1; then
-    n=$(cat $case_files 2>/dev/null | grep -cvE '^[[:space:]]*(#|!|$)')
-    skip "$v: $(cat "$WORK/device.log") — $n cases and the selftest skipped" $((n + 1))
-    continue
-  fi
-  "$BIN/$v" device | sed 's/^/device: /'
-  # Selftest: its own checks count one by one.
-  "$BIN/$v" selftest >"$WORK/selftest-$v.log" 2>&1
-  rc=$?
-  last=$(tail -n1 "$WORK/selftest-$v.log")
-  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
-    passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2])); skipped=$((skipped + BASH_REMATCH[3]))
-    grep -E '^FAIL' "$WORK/selftest-$v.log"
-    echo "selftest $v: $last"
-  else
-    fail "$v selftest: exit $rc: $(tail -n3 "$WORK/selftest-$v.log" | tr '\n' ' ')"
-  fi
-  if [ "$v" != seq ] && [ $seq_ran = 0 ]; then
-    run_version seq quiet   # the reference outputs to compare with
-    seq_ran=1
-  fi
-  run_version "$v"
-  [ "$v" = seq ] && seq_ran=1
+report() {  # item
+  local i=$1 v=${it_v[$1]} line
+  case ${it_kind[i]} in
+    img)
+      local rc ms np=0 nf=0 ns=0 last=""
+      read -r rc ms <"$WORK/imgtest.rc"
+      while IFS= read -r line; do
+        case "$line" in PASS*) np=$((np + 1)) ;; FAIL*) nf=$((nf + 1)); echo "$line" ;; SKIP*) ns=$((ns + 1)); echo "$line" ;; esac
+        last=$line
+      done <"$WORK/imgtest.log"
+      passed=$((passed + np)); failed=$((failed + nf)); skipped=$((skipped + ns))
+      echo "image layer: $np passed, $nf failed, $ns skipped (${ms} ms)"
+      if [ "$rc" != 0 ] && [ "$nf" = 0 ]; then fail "image layer test exited $rc: $last"; fi ;;
+    note)
+      echo "== $v"
+      skip "${it_text[i]#* }" "${it_text[i]%% *}" ;;
+    self)
+      echo "== $v"
+      while IFS= read -r line; do echo "device: $line"; done <"$WORK/device-$v.log"
+      # Selftest: its own checks count one by one.
+      local rc log; read -r rc <"$WORK/selftest-$v.rc"; mapfile -t log <"$WORK/selftest-$v.log"
+      local last=""; [ ${#log[@]} -gt 0 ] && last=${log[-1]}
+      if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+        passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2])); skipped=$((skipped + BASH_REMATCH[3]))
+        for line in "${log[@]}"; do [[ "$line" == FAIL* ]] && echo "$line"; done
+        echo "selftest $v: $last"
+      else
+        fail "$v selftest: exit $rc: ${log[*]: -3}"
+      fi ;;
+    setup|bg)
+      # A quiet run's setup failures show as its cases' failures, or as nobody's (as before).
+      [ "${it_quiet[i]}" = 1 ] || [ ! -f "$WORK/setup/$v/$i.fail" ] && return
+      while IFS= read -r line; do fail "setup of ${case_files[${it_k[i]}]}: $line"; done <"$WORK/setup/$v/$i.fail" ;;
+    case) [ "${it_quiet[i]}" = 1 ] || check_case "$v" "${it_c[i]}" ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------- the runs
+# Start items in order while a job is free (and, for a CUDA version, the GPU's share allows,
+# and the file's setup has ended); report the finished ones in order; wait for the next end.
+declare -A pid_item=()
+running=0 gpu_running=0 next=0 reported=0
+while [ $reported -lt $n_items ]; do
+  while [ $next -lt $n_items ] && [ $running -lt "$jobs" ]; do
+    dep=${it_dep[next]}
+    [ "$dep" -ge 0 ] && [ -z "${done_item[$dep]:-}" ] && break
+    [ "${it_gpu[next]}" = 1 ] && [ $gpu_running -ge "$gpu_jobs" ] && break
+    if [ "${it_kind[next]}" = note ]; then done_item[$next]=1
+    else
+      job "$next" &
+      pid_item[$!]=$next; running=$((running + 1))
+      [ "${it_gpu[next]}" = 1 ] && gpu_running=$((gpu_running + 1))
+    fi
+    next=$((next + 1))
+  done
+  while [ $reported -lt $n_items ] && [ -n "${done_item[$reported]:-}" ]; do
+    report "$reported"; reported=$((reported + 1))
+  done
+  [ $reported -lt $n_items ] || break
+  fin=""
+  wait -n -p fin
+  [ -n "$fin" ] || { echo "test: lost track of the jobs" >&2; break; }
+  i=${pid_item[$fin]}; unset "pid_item[$fin]"
+  done_item[$i]=1; running=$((running - 1))
+  [ "${it_gpu[i]}" = 1 ] && gpu_running=$((gpu_running - 1))
 done
 
 if [ $update_ref = 1 ] && [ ${#new_ref[@]} -gt 0 ]; then

@@ -5,6 +5,11 @@
 #   <name>.reports holding a count                          for every sanitizer run
 # (gpu_check.sh sums them). It may print a few summary lines; benchmarks write their own files.
 
+# The op scripts start up to ~20 test runs side by side, each of which would otherwise run one
+# case per core (test.sh -j) and take the card's free memory at its start as its own: two jobs
+# each keeps them near the load they had when every run was serial. JOBS=N overrides.
+export JOBS=${JOBS:-2}
+
 # gpu_test NAME [env...] -- ./test args: a test run whose closing line counts.
 gpu_test() {
   local name=$1; shift

@@ -23,8 +23,8 @@ gpu_test test-video -- seq cuda-naive cuda-opt --only video
 # cuda-opt's host path, beside the emulation and the sanitizer runs below (all small on an H100).
 gpu_test test-video-host-convert PARVIS_VIDEO_HOST_CONVERT=1 -- seq cuda-opt --only video & host_pid=$!
 for v in cuda-naive cuda-opt; do
-  [ -f "build/test-test-video/tmp/contract-$v.log" ] &&
-    cp "build/test-test-video/tmp/contract-$v.log" "$LOG/video-contract-$v.txt"
+  [ -f "build/test-test-video/tmp/$v/video_contract/contract-$v.log" ] &&
+    cp "build/test-test-video/tmp/$v/video_contract/contract-$v.log" "$LOG/video-contract-$v.txt"
 done
 
 emu=$LOG/test-video-emulate.log

@@ -88,13 +88,19 @@ not_built_in() {  # stderr file: the version or this build lacks the feature -> 
 }
 
 # Runs one case on one version into $WORK/<version>/<name>/{stdout,stderr,rc,out/}.
-run_case() {  # version name args
-  local v=$1 name=$2 args=$3 dir=$WORK/$1/$2
+# mem: the case's memory bound in MiB ("exit=2 mem=MB"), empty for none: virtual memory
+# (ulimit -v), or under the sanitizers, which reserve terabytes of it, their resident-memory
+# limit; none on the CUDA versions, whose driver maps far more than it uses.
+run_case() {  # version name args [mem]
+  local v=$1 name=$2 args=$3 mem=${4:-} dir=$WORK/$1/$2
   rm -rf "$dir" "$OUT" && mkdir -p "$dir" "$OUT"
   local t0=$(date +%s%N)
   local runner=""
-  is_cuda "$v" && runner=${CUDA_RUNNER:-}
-  (eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
+  is_cuda "$v" && { runner=${CUDA_RUNNER:-}; mem=""; }
+  (if [ -z "$mem" ]; then :
+   elif [ -n "${SANITIZE:-}" ]; then export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$mem"
+   else ulimit -v $((mem * 1024)); fi
+   eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" $args") >"$dir/stdout" 2>"$dir/stderr" </dev/null
   echo $? >"$dir/rc"
   echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$dir/ms"
   mv "$OUT" "$dir/out"
@@ -193,7 +199,9 @@ run_version() {  # version [quiet]
     while IFS='|' read -r name expect args; do
       name=$(echo "$name" | xargs); expect=$(echo "$expect" | xargs)
       [ -n "$only" ] && [[ "$name" != *$only* ]] && continue
-      run_case "$v" "$name" "$args"
+      local mem=""
+      if [[ "$expect" == *" mem="* ]]; then mem=${expect##* mem=}; expect=${expect%% mem=*}; fi
+      run_case "$v" "$name" "$args" "$mem"
       [ -n "$quiet" ] || check_case "$v" "$name" "$expect"
     done < <(grep -vE '^[[:space:]]*(#|!|$)' "$cf")
   done

@@ -158,13 +158,14 @@ class Y4mSource : public FrameSource {
       *end = true;
       return Status::Ok();
     }
-    const std::string frame = name_ + ": frame " + std::to_string(index_);
+    // Nothing is allocated per frame unless it is refused.
+    auto frame = [&] { return name_ + ": frame " + std::to_string(index_); };
     if (!complete && got < kY4mMaxFrameLine)  // the stream ended inside the line
-      return Status::bad_input(frame + " is truncated (in its FRAME line)");
+      return Status::bad_input(frame() + " is truncated (in its FRAME line)");
     if (line_.compare(0, 5, "FRAME") != 0 || (line_.size() > 5 && line_[5] != ' '))
-      return Status::bad_input(frame + " does not start with a FRAME line");
+      return Status::bad_input(frame() + " does not start with a FRAME line");
     if (!complete)
-      return Status::bad_input(frame + ": its FRAME line is longer than " + std::to_string(kY4mMaxFrameLine) +
+      return Status::bad_input(frame() + ": its FRAME line is longer than " + std::to_string(kY4mMaxFrameLine) +
                                " bytes");
     return Status::Ok();
   }

@@ -105,7 +105,7 @@ NOT_BUILT_IN='is not implemented in|not available in this build|install libstb-d
 # Parsed once: per file its setup lines and cases; with --only, the cases that match.
 trim() { REPLY=${1#"${1%%[![:space:]]*}"}; REPLY=${REPLY%"${REPLY##*[![:space:]]}"}; }
 case_files=(tests/cases/*.cases)
-cf_stem=() cf_setup=() cf_bg=() c_file=() c_name=() c_expect=() c_args=()
+cf_stem=() cf_setup=() cf_bg=() c_file=() c_name=() c_expect=() c_args=() c_mem=()
 for k in "${!case_files[@]}"; do
   stem=${case_files[k]##*/}; cf_stem[k]=${stem%.cases}; cf_setup[k]="" cf_bg[k]=""
   while IFS= read -r line || [ -n "$line" ]; do
@@ -121,7 +121,9 @@ for k in "${!case_files[@]}"; do
     trim "${rest%%|*}"; expect=$REPLY
     args=""; [[ "$rest" == *'|'* ]] && args=${rest#*|}
     [ -n "$only" ] && [[ "$name" != *$only* ]] && continue
-    c_file+=("$k") c_name+=("$name") c_expect+=("$expect") c_args+=("$args")
+    # "exit=2 mem=MB": the case runs under a memory bound of MB MiB (see the case run below).
+    mem=""; if [[ "$expect" == *" mem="* ]]; then mem=${expect##* mem=}; expect=${expect%% mem=*}; fi
+    c_file+=("$k") c_name+=("$name") c_expect+=("$expect") c_args+=("$args") c_mem+=("$mem")
   done <"${case_files[k]}"
 done
 
@@ -231,8 +233,15 @@ job() {  # item
       local c=${it_c[i]} runner=""
       local dir=$WORK/$v/${c_name[c]}
       export OUT=$dir/out
-      is_cuda "$v" && runner=${CUDA_RUNNER:-}
-      eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" ${c_args[c]}" >"$dir/stdout" 2>"$dir/stderr" </dev/null
+      local mem=${c_mem[c]}
+      is_cuda "$v" && { runner=${CUDA_RUNNER:-}; mem=""; }
+      # A memory bound (mem=MB): virtual memory (ulimit -v), or under the sanitizers, which
+      # reserve terabytes of it, their resident-memory limit; none on the CUDA versions, whose
+      # driver maps far more than it uses.
+      (if [ -z "$mem" ]; then :
+       elif [ -n "${SANITIZE:-}" ]; then export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$mem"
+       else ulimit -v $((mem * 1024)); fi
+       eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" ${c_args[c]}") >"$dir/stdout" 2>"$dir/stderr" </dev/null
       local rc=$?
       ms_since "$t0"
       # seq's hash is made here, in parallel, rather than by the report.

@@ -120,7 +120,10 @@ Status parse_layout(const uint8_t* data, size_t size, BmpLayout* layout) {
   if (header_bytes != 12 && header_bytes != 40 && header_bytes != 52 && header_bytes != 56 &&
       header_bytes != 108 && header_bytes != 124)
     return Status::bad_input("unsupported BMP header size " + std::to_string(header_bytes));
-  if (size - kFileHeaderBytes < header_bytes) return Status::bad_input("truncated BMP header");
+  if (size - kFileHeaderBytes < header_bytes)
+    return Status::bad_input("truncated BMP header: " + std::to_string(size) + " bytes, its " +
+                             std::to_string(header_bytes) + "-byte header ends at " +
+                             std::to_string(kFileHeaderBytes + header_bytes));
   const uint8_t* h = data + kFileHeaderBytes;
 
   int64_t width, height;
@@ -181,7 +184,7 @@ Status parse_layout(const uint8_t* data, size_t size, BmpLayout* layout) {
     layout->channels = 3;
   }
 
-  PARVIS_TRY(check_image_size(width, height, layout->channels));
+  PARVIS_TRY(check_input_size(width, height, layout->channels));
   layout->width = int(width);
   layout->height = int(height);
   // width * height <= 2^31 (checked above) and bpp <= 32, so none of these overflow.
@@ -225,21 +228,28 @@ Status bmp_extent(const uint8_t* head, size_t size, uint64_t* bytes) {
   // The pixel offset plus the rows the header declares; the offset may leave a gap after the
   // headers (colour profiles, padding), at most kMaxGap of it is read.
   constexpr uint64_t kMaxGap = uint64_t(16) << 20;
-  if (size < kFileHeaderBytes + 16) return Status::bad_input("truncated BMP header");
+  if (size < kFileHeaderBytes + 4) return Status::bad_input("truncated BMP header");
   const uint32_t header_bytes = le32(head + 14);
+  if (header_bytes != 12 && header_bytes < 40)
+    return Status::bad_input("unsupported BMP header size " + std::to_string(header_bytes));
+  // The fields read here: up to the bit count (12-byte header: byte 12, the others: byte 16).
+  const size_t need = kFileHeaderBytes + (header_bytes == 12 ? 12 : 16);
+  if (size < need)
+    return Status::bad_input("truncated BMP header: " + std::to_string(size) + " bytes, its " +
+                             std::to_string(header_bytes) + "-byte header ends at " +
+                             std::to_string(kFileHeaderBytes + header_bytes));
   const uint8_t* h = head + kFileHeaderBytes;
   int64_t width, height;
   int bpp;
   if (header_bytes == 12) {
     width = le16(h + 4), height = le16(h + 6), bpp = int(le16(h + 10));
-  } else if (header_bytes >= 40 && size >= kFileHeaderBytes + 16 + 4) {
-    width = int32_t(le32(h + 4)), height = int32_t(le32(h + 8)), bpp = int(le16(h + 14));
   } else {
-    return Status::bad_input("unsupported BMP header size " + std::to_string(header_bytes));
+    width = int32_t(le32(h + 4)), height = int32_t(le32(h + 8)), bpp = int(le16(h + 14));
   }
   if (height < 0) height = -height;
   if (bpp < 1 || bpp > 32) return Status::bad_input("unsupported BMP bit count " + std::to_string(bpp));
-  PARVIS_TRY(check_image_size(width, height, 1));
+  // Pixels of more than 8 bits decode to RGB: the size is checked as such before any is read.
+  PARVIS_TRY(check_input_size(width, height, bpp > 8 ? 3 : 1));
   const uint64_t row_bytes = (uint64_t(width) * uint64_t(bpp) + 31) / 32 * 4;
   const uint64_t offset = std::min<uint64_t>(le32(head + 10), kFileHeaderBytes + header_bytes + 1024 + kMaxGap);
   *bytes = offset + row_bytes * uint64_t(height);

@@ -38,5 +38,27 @@ Status stb_decode(const uint8_t* data, size_t size, const char* format, Image* o
 Status stb_encode_png(const Image& img, std::vector<uint8_t>* out);
 Status stb_encode_jpeg(const Image& img, int quality, std::vector<uint8_t>* out);
 
+// The structure of the files stb decodes, checked first (structure.cpp): stb reads zeros where a
+// file runs out and allocates what a header declares, so truncation is found here.
+// jpeg_start: 0xFF, fill bytes, SOI, as stb recognises a JPEG (*after_soi: the next byte).
+// jpeg_check: the whole file: segments inside it, one frame header, at least one scan, scan
+// data up to a marker and enough of it for the frame's blocks, an end-of-image marker, sane
+// Huffman tables (stb 2.27 overruns on others).
+bool jpeg_start(const uint8_t* data, size_t size, size_t* after_soi);
+Status jpeg_check(const uint8_t* data, size_t size);
+// The PNG IHDR (from the first 33 bytes): a valid size within --max-pixels and stb's limit.
+// `info` may be null.
+Status png_header_check(const uint8_t* data, size_t size, ImageInfo* info);
+// TGA (no magic number): tga_header accepts the 18-byte header stb's TGA test accepts.
+struct TgaLayout {
+  int width = 0, height = 0;
+  bool rle = false;
+  uint32_t pixel_bytes = 0;   // bytes per stored pixel (or palette index)
+  uint64_t data_offset = 0;   // header, image id, colour map
+};
+bool tga_header(const uint8_t* data, size_t size, TgaLayout* out);
+uint64_t tga_extent(const TgaLayout& t);  // the most bytes the file can need
+Status tga_check(const uint8_t* data, size_t size, const TgaLayout& t);  // every pixel present
+
 }  // namespace codec
 }  // namespace parvis

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <sys/stat.h>
 
 #include "codecs.hpp"
 #include "common/output.hpp"
@@ -48,12 +49,13 @@ Status read_any(const uint8_t* data, size_t size, ImageInfo* info, Image* img) {
     case Format::Unknown:
       break;
   }
-  // TGA has no magic number: it is whatever stb's TGA header check accepts.
-  ImageInfo tga;
-  if (image_have_stb() && codec::stb_info(data, size, "TGA", &tga).ok()) {
-    if (img) return codec::stb_decode(data, size, "TGA", img);
-    *info = tga;
-    return Status::Ok();
+  // TGA has no magic number: it is a header stb's TGA test would accept. stb reads zeros where
+  // the file runs out, so every pixel must be in the file before stb sees it.
+  codec::TgaLayout tga;
+  if (image_have_stb() && codec::tga_header(data, size, &tga)) {
+    PARVIS_TRY(check_input_size(tga.width, tga.height, 1));
+    PARVIS_TRY(codec::tga_check(data, size, tga));
+    return img ? codec::stb_decode(data, size, "TGA", img) : codec::stb_info(data, size, "TGA", info);
   }
   return unknown_format();
 }
@@ -114,12 +116,11 @@ Status image_decode(const uint8_t* data, size_t size, Image* out) {
 namespace {
 
 uint32_t be16(const uint8_t* p) { return uint32_t(p[0]) << 8 | p[1]; }
-uint32_t be32(const uint8_t* p) { return be16(p) << 16 | be16(p + 2); }
 
 // Compressed formats promise no exact length: read at most twice the declared pixels at 4 bytes
 // each, plus room for metadata. A real file is far smaller; a stream that goes on is cut there.
 Status compressed_extent(int64_t width, int64_t height, uint64_t* bytes) {
-  PARVIS_TRY(check_image_size(width, height, 1));
+  PARVIS_TRY(check_input_size(width, height, 1));
   *bytes = 2 * uint64_t(width) * uint64_t(height) * 4 + (uint64_t(16) << 20);
   return Status::Ok();
 }
@@ -133,9 +134,11 @@ Status file_extent(const uint8_t* head, size_t size, uint64_t* bytes, bool* more
     case Format::Pnm:
       if (head[1] != '5' && head[1] != '6') break;  // the decoder names the unsupported type
       return codec::pnm_extent(head, size, bytes);
-    case Format::Png:
-      if (size < 24 || std::memcmp(head + 12, "IHDR", 4) != 0) break;
-      return compressed_extent(be32(head + 16), be32(head + 20), bytes);
+    case Format::Png: {
+      ImageInfo png;
+      PARVIS_TRY(codec::png_header_check(head, size, &png));
+      return compressed_extent(png.width, png.height, bytes);
+    }
     case Format::Jpeg:
       // Segments FF xx + 16-bit length up to a start-of-frame marker (C0..CF but C4, C8, CC).
       for (size_t at = 2; at + 4 <= size;) {
@@ -152,10 +155,13 @@ Status file_extent(const uint8_t* head, size_t size, uint64_t* bytes, bool* more
       }
       break;
     case Format::Unknown:
-      if (size >= 18 && image_have_stb()) {  // TGA: no magic; stb's header check decides
-        ImageInfo tga;
-        if (codec::stb_info(head, size, "TGA", &tga).ok())
-          return compressed_extent(head[12] | head[13] << 8, head[14] | head[15] << 8, bytes);
+      if (image_have_stb()) {  // TGA: no magic; its header says how much there is to read
+        codec::TgaLayout tga;
+        if (codec::tga_header(head, size, &tga)) {
+          PARVIS_TRY(check_input_size(tga.width, tga.height, 1));
+          *bytes = codec::tga_extent(tga);
+          return Status::Ok();
+        }
       }
       return unknown_format();
   }
@@ -200,7 +206,12 @@ Status image_read(const std::string& path, Image* out) {
       if (!more || bytes.size() < head || head >= (uint64_t(16) << 20)) break;
       head *= 4;
     }
-    if (extent > bytes.size()) bytes.reserve(size_t(std::min<uint64_t>(extent, kMaxImageBytes)));
+    // A regular file holds what it holds: room for the rest of it (never more than the header
+    // promises) is made at once. A stream grows its buffer only as its bytes arrive, so a
+    // header that promises gigabytes costs nothing until they come.
+    struct stat st;
+    if (f != stdin && ::fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+      bytes.reserve(size_t(std::min<uint64_t>(extent, uint64_t(st.st_size))));
     PARVIS_TRY(read_up_to(f, path, extent, &bytes));
   } catch (const std::bad_alloc&) {
     return Status::runtime(path + ": out of memory reading the file");

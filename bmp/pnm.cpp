@@ -74,7 +74,7 @@ Status parse_layout(const uint8_t* data, size_t size, PnmLayout* layout) {
     return Status::bad_input("bad PGM/PPM header: maxval must be followed by one whitespace character");
   ++pos;
   const int channels = data[1] == '5' ? 1 : 3;
-  PARVIS_TRY(check_image_size(width, height, channels));
+  PARVIS_TRY(check_input_size(width, height, channels));
   const uint64_t pixel_bytes = uint64_t(width) * uint64_t(height) * uint64_t(channels);  // <= 2^31
   if (pixel_bytes > size - pos)
     return Status::bad_input("truncated PGM/PPM pixel data: " + std::to_string(pixel_bytes) +
@@ -94,7 +94,7 @@ Status pnm_extent(const uint8_t* head, size_t size, uint64_t* bytes) {
   PARVIS_TRY(read_header_number(head, size, &pos, "height", &height));
   PARVIS_TRY(read_header_number(head, size, &pos, "maxval", &maxval));
   const int channels = head[1] == '5' ? 1 : 3;
-  PARVIS_TRY(check_image_size(width, height, channels));
+  PARVIS_TRY(check_input_size(width, height, channels));
   *bytes = uint64_t(pos) + 1 + uint64_t(width) * uint64_t(height) * uint64_t(channels);
   return Status::Ok();
 }

@@ -100,60 +100,6 @@ std::string stb_reason() {
   return reason;
 }
 
-// stb_image 2.27, the version Debian and Ubuntu ship, writes past its Huffman tables when a
-// JPEG DHT segment declares more than 256 codes (nothings/stb issues 1289 and 1291, fixed in
-// 2.28). Such files are refused here, before stb reads any of their headers.
-Status check_jpeg_huffman_tables(const uint8_t* table, size_t size) {
-  for (size_t at = 0; at < size;) {
-    if (size - at < 17) return Status::bad_input("corrupt JPEG Huffman table (cut short)");
-    size_t codes = 0;
-    for (int length = 1; length <= 16; ++length) codes += table[at + size_t(length)];
-    if (codes > 256)
-      return Status::bad_input("corrupt JPEG Huffman table: " + std::to_string(codes) +
-                               " codes, at most 256");
-    if (size - at - 17 < codes) return Status::bad_input("corrupt JPEG Huffman table (cut short)");
-    at += 17 + codes;
-  }
-  return Status::Ok();
-}
-
-// True when stb would take the data for a JPEG: 0xFF, any 0xFF fill bytes, then SOI (0xD8).
-bool stb_sees_jpeg(const uint8_t* data, size_t size, size_t* after_soi) {
-  if (size < 2 || data[0] != 0xff) return false;
-  size_t i = 1;
-  while (i < size && data[i] == 0xff) ++i;
-  if (i == size || data[i] != 0xd8) return false;
-  *after_soi = i + 1;
-  return true;
-}
-
-// Walks the JPEG's segments up to the end-of-image marker, checking each Huffman table.
-Status check_jpeg_segments(const uint8_t* data, size_t size, size_t at) {
-  const Status truncated = Status::bad_input("truncated JPEG (no end-of-image marker)");
-  for (;;) {
-    if (at >= size) return truncated;
-    if (data[at] != 0xff)
-      return Status::bad_input("corrupt JPEG: no marker at byte " + std::to_string(at));
-    while (at < size && data[at] == 0xff) ++at;  // fill bytes
-    if (at >= size) return truncated;
-    const uint8_t marker = data[at++];
-    if (marker == 0xd9) return Status::Ok();                              // EOI
-    if ((marker >= 0xd0 && marker <= 0xd7) || marker == 0x01) continue;  // RSTn, TEM: no length
-    if (size - at < 2) return truncated;
-    const size_t length = size_t(data[at]) << 8 | data[at + 1];
-    if (length < 2) return Status::bad_input("corrupt JPEG: segment length " + std::to_string(length));
-    if (length > size - at) return truncated;
-    if (marker == 0xc4) PARVIS_TRY(check_jpeg_huffman_tables(data + at + 2, length - 2));
-    at += length;
-    if (marker == 0xda) {  // start of scan: entropy-coded bytes up to a marker other than RSTn
-      while (at + 1 < size &&
-             !(data[at] == 0xff && data[at + 1] != 0x00 && !(data[at + 1] >= 0xd0 && data[at + 1] <= 0xd7)))
-        ++at;
-      if (at + 1 >= size) return truncated;
-    }
-  }
-}
-
 // Walks a PNG's chunks up to IEND, checking that each lies inside the file. stb would
 // otherwise allocate what an IDAT chunk declares (up to 2 GiB) before finding it missing.
 Status check_png_chunks(const uint8_t* data, size_t size) {
@@ -181,14 +127,17 @@ Status stb_info(const uint8_t* data, size_t size, const char* format, ImageInfo*
   PARVIS_TRY(check_stb_length(size, format));
   // stb 2.27 trusts a few declared lengths too much; the file's structure is checked first.
   size_t after_soi = 0;
-  if (stb_sees_jpeg(data, size, &after_soi)) PARVIS_TRY(check_jpeg_segments(data, size, after_soi));
-  if (is_png(data, size)) PARVIS_TRY(check_png_chunks(data, size));
+  if (jpeg_start(data, size, &after_soi)) PARVIS_TRY(jpeg_check(data, size));
+  if (is_png(data, size)) {
+    PARVIS_TRY(png_header_check(data, size, nullptr));
+    PARVIS_TRY(check_png_chunks(data, size));
+  }
   int width = 0, height = 0, file_channels = 0;
   if (!stbi_info_from_memory(data, int(size), &width, &height, &file_channels))
     return Status::bad_input(std::string("cannot read the ") + format + " header: " + stb_reason());
   // Grey and grey+alpha come back grey; RGB and RGBA come back RGB (alpha dropped).
   const int channels = file_channels <= 2 ? 1 : 3;
-  PARVIS_TRY(check_image_size(width, height, channels));
+  PARVIS_TRY(check_input_size(width, height, channels));
   *info = ImageInfo{width, height, channels};
   return Status::Ok();
 }

@@ -298,6 +298,16 @@ void test_round_trips() {
       for (size_t i = 0; i < want.pixels.size(); i += 3)
         tga.insert(tga.end(), {want.pixels[i + 2], want.pixels[i + 1], want.pixels[i]});
       report("tga_read", decodes_to(tga, want));
+      // The same pixels run-length coded: a repeat packet of the first pixel twice would
+      // change them, so raw packets of 2, 1 and 12 pixels (the last crossing rows).
+      std::vector<uint8_t> rle = {0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 3, 0, 24, 0x20};
+      size_t pixel = 0;
+      for (int count : {2, 1, 12}) {
+        rle.push_back(uint8_t(count - 1));
+        for (int i = 0; i < count; ++i, ++pixel)
+          rle.insert(rle.end(), {want.pixels[3 * pixel + 2], want.pixels[3 * pixel + 1], want.pixels[3 * pixel]});
+      }
+      report("tga_rle_read", decodes_to(rle, want));
     }
   }
 }
@@ -419,7 +429,41 @@ void test_bad_input() {
     } else {
       report("jpeg_huffman_overflow_refused", "no DHT segment in stb's JPEG");
     }
+
+    // Issue 31: what stb would take for an image (zeros where the file runs out, flat grey
+    // without scan data) is refused by the layer's own structure checks (bmp/structure.cpp).
+    std::vector<uint8_t> tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 3, 0, 24, 0x20};
+    tga.resize(18 + 36, 0x55);
+    expect_bad("tga_half_refused", std::vector<uint8_t>(tga.begin(), tga.begin() + 36), "truncated 4x3 TGA");
+    std::vector<uint8_t> rle = {0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 3, 0, 24, 0x20, 0x84, 1, 2, 3};
+    expect_bad("tga_rle_cut_refused", rle, "run-length data ends after 5 of 12 pixels");
+    std::vector<uint8_t> big_tga = {0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x9c, 0x40, 0x9c, 8, 0x20};
+    big_tga.resize(118, 0);
+    expect_bad("tga_40000_claim_refused", big_tga, "1600000018 bytes expected, the file has 118");
+    size_t sos = 2;
+    while (sos + 1 < jpeg.size() && !(jpeg[sos] == 0xff && jpeg[sos + 1] == 0xda)) ++sos;
+    std::vector<uint8_t> no_scan(jpeg.begin(), jpeg.begin() + long(sos));
+    no_scan.insert(no_scan.end(), {0xff, 0xd9});
+    expect_bad("jpeg_no_scan_refused", no_scan, "without scan data");
+    std::vector<uint8_t> short_scan(jpeg.begin(), jpeg.begin() + long(std::min(sos + 16, jpeg.size())));
+    short_scan.insert(short_scan.end(), {0xff, 0xd9});
+    expect_bad("jpeg_short_scan_refused", short_scan, "bytes of scan data, a 40x30 frame needs at least");
+    std::vector<uint8_t> no_frame = {0xff, 0xd8, 0xff, 0xd9};
+    expect_bad("jpeg_no_frame_refused", no_frame, "no frame header");
+    // A 40000^2 grey PNG: within 2^31 bytes, but over the 2^30 bytes of samples stb decodes,
+    // which stb itself reports as "unknown image type".
+    std::vector<uint8_t> big_png = png;
+    for (size_t at : {size_t(16), size_t(20)}) big_png[at] = 0, big_png[at + 1] = 0, big_png[at + 2] = 0x9c, big_png[at + 3] = 0x40;
+    big_png[25] = 0;  // grey
+    expect_bad("png_40000_refused_by_size", big_png, "40000x40000 is too large for the PNG decoder");
   } else {
+    skip("tga_half_refused", "built without stb");
+    skip("tga_rle_cut_refused", "built without stb");
+    skip("tga_40000_claim_refused", "built without stb");
+    skip("jpeg_no_scan_refused", "built without stb");
+    skip("jpeg_short_scan_refused", "built without stb");
+    skip("jpeg_no_frame_refused", "built without stb");
+    skip("png_40000_refused_by_size", "built without stb");
     skip("png_truncated_refused", "built without stb");
     skip("png_chunk_past_end_refused", "built without stb");
     skip("jpeg_truncated_refused", "built without stb");
@@ -427,6 +471,20 @@ void test_bad_input() {
     const std::vector<uint8_t> magic = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13};
     expect_bad("png_read_needs_stb", magic, "PNG support needs stb: install libstb-dev and rebuild");
   }
+
+  // Issue 31: a 30-byte BMP is truncated (not an "unsupported header size 40"); a 24-bit
+  // 30000^2 header is over 2^31 bytes as RGB, refused from the header; --max-pixels.
+  expect_bad("bmp_30_bytes_says_truncated", std::vector<uint8_t>(rgb24.begin(), rgb24.begin() + 30),
+             "truncated BMP header: 30 bytes, its 40-byte header ends at 54");
+  expect_bad("bmp_30000_rgb_refused", patched32(patched32(rgb24, 18, 30000), 22, 30000), "larger than 2^31 bytes");
+  set_max_input_pixels(14);
+  expect_bad("max_pixels_refuses_15", rgb24, "15 pixels, more than --max-pixels 14");
+  set_max_input_pixels(15);
+  {
+    Image img;
+    report("max_pixels_takes_15", image_decode(rgb24.data(), rgb24.size(), &img).ok() ? "" : "refused");
+  }
+  set_max_input_pixels(kDefaultMaxInputPixels);
 
   // Through files: missing input, unwritable or unknown outputs leave nothing behind.
   {
@@ -530,6 +588,17 @@ int write_corpus(const std::string& dir) {
   std::vector<uint8_t> tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 24, 0x20};
   tga.resize(tga.size() + 12, 0x80);
   add("rgb.tga", tga);
+  // TGA flavours: grey, run-length RGB (a repeat and a raw packet), colour-mapped (2 entries).
+  std::vector<uint8_t> grey_tga = {0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 2, 0, 8, 0};
+  grey_tga.insert(grey_tga.end(), {1, 50, 99, 150, 200, 250});
+  add("grey.tga", grey_tga);
+  add("rle.tga", {0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 2, 0, 24, 0x20,
+                  0x82, 10, 20, 30, 0x02, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  add("mapped.tga", {0, 1, 1, 0, 0, 2, 0, 24, 0, 0, 0, 0, 2, 0, 2, 0, 8, 0x20,
+                     0, 0, 255, 255, 0, 0, 0, 1, 1, 0});
+  // JPEG flavours beyond the writer's: a larger one (several MCUs, restart-free scan).
+  std::vector<uint8_t> jpeg;
+  if (image_encode(noise_image(33, 17, 3, 9), "jpg", &jpeg).ok()) add("rgb33.jpg", jpeg);
   const uint32_t values[6] = {1, 2, 3, 4, 5, 6};
   std::vector<uint8_t> npy;
   if (npy_encode(DType::U32, values, {2, 3}, &npy).ok()) add("u32.npy", npy);

@@ -11,9 +11,10 @@
 namespace parvis::blur {
 
 Status make_tap_sets(double sigma_max, TapSets* out) {
-  if (!(sigma_max > 0 && sigma_max <= kMaxSigmaMax)) {
+  if (!(sigma_max >= kMinSigmaMax && sigma_max <= kMaxSigmaMax)) {
     char text[96];
-    std::snprintf(text, sizeof text, "sigma-max must be in (0, %g], not %g", kMaxSigmaMax, sigma_max);
+    std::snprintf(text, sizeof text, "sigma-max must be in [%g, %g], not %g", kMinSigmaMax, kMaxSigmaMax,
+                  sigma_max);
     return Status::usage(text);
   }
   TapSets ts;

@@ -18,8 +18,11 @@
 
 namespace parvis::blur {
 
-// sigma_max is in (0, kMaxSigmaMax]: R = ceil(3 * sigma_max) <= 48, a window of at most
-// 97 x 97. The seed gives no value; DESIGN's default is 5 (R = 15, 31 x 31 taps).
+// sigma_max is in [kMinSigmaMax, kMaxSigmaMax]: R = ceil(3 * sigma_max) <= 48, a window of at
+// most 97 x 97. The lower bound keeps 2 sigma^2 of the smallest set (v = 1) far from underflow
+// (a zero there made the centre tap 0/0); any sigma_max below 1/3 blurs nothing visible anyway.
+// The seed gives no value; DESIGN's default is 5 (R = 15, 31 x 31 taps).
+constexpr double kMinSigmaMax = 0.01;
 constexpr double kMaxSigmaMax = 16;
 constexpr double kDefaultSigmaMax = 5;
 
@@ -37,8 +40,8 @@ struct TapSets {
   const int32_t* set(int v) const { return taps.data() + size_t(v - 1) * size_t(side) * size_t(side); }
 };
 
-// THE shared host function that makes the tap sets. sigma_max outside (0, kMaxSigmaMax]
-// is a usage error.
+// THE shared host function that makes the tap sets. sigma_max outside
+// [kMinSigmaMax, kMaxSigmaMax] is a usage error.
 Status make_tap_sets(double sigma_max, TapSets* out);
 
 // round_half_up(weighted / weight) for the non-negative sums above (weight > 0): adding

@@ -30,8 +30,9 @@ int cli_blur(int argc, char** argv) {
       "share the map and must have its size.");
   args.option("--map", &map_path, "MAP", "map image of the inputs' size (a colour one is made grey)");
   args.flag("--radial", &radial, "the default map: sharp centre, blurred rim");
-  args.option("--sigma-max", &sigma_max, "S", "sigma at v = 255, in (0, 16] (default 5)");
+  args.option("--sigma-max", &sigma_max, "S", "sigma at v = 255, in [0.01, 16] (default 5)");
   args.flag("--json", &json, "print the result as JSON");
+  args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   Status s;

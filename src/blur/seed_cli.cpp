@@ -45,11 +45,12 @@ int cli_blur_seed(int argc, char** argv) {
       "Defaults: 1920x1080 layers, sigma_max 4 (25x25 taps), the version's threads per block\n"
       "(32 for blur-v1 ... v4, 256 for blur-v5, the seed's findings).");
   args.option("--size", &size, "WxH", "layer size (default 1920x1080)");
-  args.option("--sigma-max", &sigma_max, "S", "sigma at map value 255, in (0, 16] (default 4)");
+  args.option("--sigma-max", &sigma_max, "S", "sigma at map value 255, in [0.01, 16] (default 4)");
   args.option("--tpb", &tpb, "N", "threads per block, 1 ... 1024 (blur-v*; default: the version's)");
   args.option("--map", &map_path, "MAP", "map image of the layers' size instead of the radial map");
   args.option("--out-dir", &out_dir, "DIR", "where <save data> 1 writes (default blur_out)");
   args.option("--seed", &seed, "S", "seed of the generated layers (default 1)");
+  args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   if (pos.size() != 3)

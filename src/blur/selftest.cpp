@@ -55,8 +55,10 @@ void shared_parts(SelftestReport& r) {
   r.check("blur tap sets (symmetric, centre 2^K largest, no overflow, wider with v)", ok);
 
   ok = blur::make_tap_sets(16, &ts).ok() && ts.radius == 48 && !blur::make_tap_sets(0, &ts).ok() &&
-       !blur::make_tap_sets(16.5, &ts).ok();
-  r.check("blur sigma_max range (0, 16]", ok);
+       !blur::make_tap_sets(16.5, &ts).ok() && !blur::make_tap_sets(1e-170, &ts).ok() &&
+       !blur::make_tap_sets(0.0099, &ts).ok() && blur::make_tap_sets(0.01, &ts).ok() &&
+       ts.radius == 1 && ts.set(1)[4] == (1 << ts.k) && ts.set(1)[3] == 0;
+  r.check("blur sigma_max range [0.01, 16] (0.01: the smallest sets copy the pixel)", ok);
 
   // divide_round == floor((2 a + b) / 2b), i.e. half up.
   ok = true;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/image.hpp"
+
 namespace parvis {
 
 void ArgParser::flag(const std::string& name, bool* out, const std::string& help) {
@@ -42,6 +44,20 @@ void ArgParser::option(const std::string& name, double* out, const std::string& 
                      if (v.empty() || *end != '\0' || !std::isfinite(x))
                        return Status::usage(name + ": '" + v + "' is not a number");
                      *out = x;
+                     return Status::Ok();
+                   }});
+}
+
+void ArgParser::max_pixels_option() {
+  const std::string name = "--max-pixels";
+  opts_.push_back({name, "N",
+                   "refuse an input image or video frame of more than N pixels (exit 2); default\n"
+                   "                          and at most 2147483648 (2^31, as the 2^31-byte image limit)",
+                   true, [name](const std::string& v) {
+                     int64_t x;
+                     Status s = parse_int(v, 1, int64_t(kMaxImageBytes), &x);
+                     if (!s.ok()) return Status::usage(name + ": " + s.message);
+                     set_max_input_pixels(uint64_t(x));
                      return Status::Ok();
                    }});
 }

@@ -22,6 +22,9 @@ class ArgParser {
   void option(const std::string& name, int* out, const std::string& meta, const std::string& help);
   void option(const std::string& name, double* out, const std::string& meta,
               const std::string& help);
+  // --max-pixels N, for every command that reads images or video: sets max_input_pixels()
+  // (common/image.hpp), N in 1..2^31.
+  void max_pixels_option();
   // An option that may be given several times.
   void repeated(const std::string& name, std::vector<std::string>* out, const std::string& meta,
                 const std::string& help);

@@ -1,6 +1,7 @@
 #include "common/image.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -17,6 +18,23 @@ Status check_image_size(int64_t width, int64_t height, int channels) {
     return Status::bad_input("image " + std::to_string(width) + "x" + std::to_string(height) +
                              " is larger than 2^31 bytes");
   if (width > INT32_MAX || height > INT32_MAX) return Status::bad_input("image side too large");
+  return Status::Ok();
+}
+
+namespace {
+std::atomic<uint64_t> g_max_input_pixels{kDefaultMaxInputPixels};
+}  // namespace
+
+void set_max_input_pixels(uint64_t pixels) { g_max_input_pixels = pixels; }
+uint64_t max_input_pixels() { return g_max_input_pixels; }
+
+Status check_input_size(int64_t width, int64_t height, int channels) {
+  PARVIS_TRY(check_image_size(width, height, channels));
+  const uint64_t pixels = uint64_t(width) * uint64_t(height), limit = max_input_pixels();
+  if (pixels > limit)
+    return Status::bad_input("image " + std::to_string(width) + "x" + std::to_string(height) + " has " +
+                             std::to_string(pixels) + " pixels, more than --max-pixels " +
+                             std::to_string(limit));
   return Status::Ok();
 }
 

@@ -38,6 +38,17 @@ struct Rect {
 // Checks that width x height x channels is a valid, representable image size.
 Status check_image_size(int64_t width, int64_t height, int channels);
 
+// The most pixels an input image or video frame may declare: --max-pixels N of the commands
+// that read images (set once while parsing; default: what kMaxImageBytes allows of a grey
+// image, so that only the byte limit applies).
+constexpr uint64_t kDefaultMaxInputPixels = kMaxImageBytes;
+void set_max_input_pixels(uint64_t pixels);
+uint64_t max_input_pixels();
+
+// check_image_size, then the pixel count against max_input_pixels(): for the size an input
+// file or stream declares, before anything of that size is read or allocated (bad input).
+Status check_input_size(int64_t width, int64_t height, int channels);
+
 // Allocates a zeroed, tightly packed image (stride = width * channels), size checked.
 Status image_alloc(int width, int height, int channels, Image* out);
 

@@ -25,6 +25,7 @@ int cli_filter(int argc, char** argv) {
               "zero (outside pixels count as 0, the default), replicate, reflect101");
   args.flag("--gray", &gray, "convert the input to grey first");
   args.flag("--json", &json, "print the result as JSON");
+  args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   Status s;

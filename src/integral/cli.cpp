@@ -76,6 +76,7 @@ int cli_integral(int argc, char** argv) {
   args.flag("--squared", &squared, "integrate px^2 (the squared integral)");
   args.option("--out", &out_path, "X.npy", "write the integral as a (H, W) .npy array");
   args.flag("--json", &json, "print the result as JSON");
+  args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   Status s;
@@ -93,6 +94,9 @@ int cli_integral(int argc, char** argv) {
   Image input;
   if (!random_size.empty()) {
     s = parse_size(random_size, &width, &height);
+    // The size limit before the memory: a size over it is refused whatever memory there is.
+    if (s.ok()) s = check_image_size(width, height, 1);
+    if (!s.ok() && s.code == kExitBadInput) s.message = "--random " + random_size + ": " + s.message;
     if (!s.ok()) return report_failure(s);
   } else {
     s = image_read(pos[0], &input);

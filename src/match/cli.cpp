@@ -372,6 +372,7 @@ int cli_match(int argc, char** argv) {
   args.flag("--sources", &sources,
             "batch: every positional argument is a source (a directory: its image files)");
   args.option("--template", &template_path, "FILE", "with --sources: the one template");
+  args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   Status s;

@@ -98,6 +98,7 @@ int cli_video(int argc, char** argv) {
               "match N frames at once, one matcher each (default 1); with omp set OMP_NUM_THREADS "
               "to cores / N");
   args.option("--ffmpeg", &ffmpeg, "PATH", "the ffmpeg to run for other formats (default: ffmpeg on PATH)");
+  args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
   if (pos.size() != 2) return report_failure(Status::usage("video needs IN and TEMPLATE (see --help)"));

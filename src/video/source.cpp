@@ -1,13 +1,16 @@
 // Frame sources (source.hpp): Y4M, raw frames, ffmpeg.
 #include "video/source.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include "common/cli.hpp"
+#include "common/image.hpp"
 #include "video/process.hpp"
 
 namespace parvis::video {
@@ -58,6 +61,47 @@ Status read_payload(ByteReader& in, int64_t index, uint8_t* dst, size_t n, bool 
   return Status::Ok();
 }
 
+// A stream's first frame, read before any frame-sized buffer exists: the buffer grows as the
+// bytes arrive, so a header that declares a huge frame costs memory only for the bytes a
+// stream really sends. The frame is then handed to the first read_frame.
+class FirstFrame {
+ public:
+  // Reads the n bytes of frame 0; a stream that ends before them is bad input, as read_payload.
+  Status read(ByteReader& in, size_t n, bool* end) {
+    size_t have = 0;
+    while (have < n) {
+      const size_t want = std::min(n, std::max(2 * have, size_t(1) << 20));
+      bytes_.resize(want);
+      size_t got = 0;
+      PARVIS_TRY(in.read(bytes_.data() + have, want - have, &got));
+      have += got;
+      if (have < want) break;
+    }
+    bytes_.resize(have);
+    if (have == 0 && end) {
+      *end = true;
+      return Status::Ok();
+    }
+    if (have < n)
+      return Status::bad_input(in.name() + ": frame 0 is truncated (" + std::to_string(have) + " of " +
+                               std::to_string(n) + " bytes)");
+    pending_ = true;
+    return Status::Ok();
+  }
+  // Copies the frame into dst once; false when there is none (any more).
+  bool take(uint8_t* dst) {
+    if (!pending_) return false;
+    std::memcpy(dst, bytes_.data(), bytes_.size());
+    pending_ = false;
+    std::vector<uint8_t>().swap(bytes_);
+    return true;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  bool pending_ = false;
+};
+
 class Y4mSource : public FrameSource {
  public:
   Y4mSource(std::unique_ptr<Input> input, const std::string& name)
@@ -72,12 +116,41 @@ class Y4mSource : public FrameSource {
     Status s = parse_y4m_header(line_, range, matrix, &fmt_);
     if (!s.ok()) return Status::bad_input(name_ + ": " + s.message);
     if (!complete) return Status::bad_input(name_ + ": the Y4M header line does not end");
-    if (input_->regular_size() >= 0)  // "FRAME\n" + pixels per frame (frame parameters are rare)
-      frame_count_ = (input_->regular_size() - int64_t(got)) / int64_t(6 + fmt_.frame_bytes());
+    const int64_t size = input_->regular_size();
+    if (size >= 0) {
+      // "FRAME\n" + pixels per frame (frame parameters are rare). A file too short for one frame
+      // is refused here, before any frame-sized buffer is made.
+      const int64_t rest = size - int64_t(got), frame = int64_t(6 + fmt_.frame_bytes());
+      if (rest == 0) return Status::bad_input(name_ + " holds no frame");
+      if (rest < frame)
+        return Status::bad_input(name_ + ": frame 0 is truncated (the file holds " + std::to_string(rest) +
+                                 " bytes after its header, a " + std::to_string(fmt_.width) + "x" +
+                                 std::to_string(fmt_.height) + " frame needs " + std::to_string(frame) + ")");
+      frame_count_ = rest / frame;
+    } else {
+      bool end = false;
+      PARVIS_TRY(frame_line(&end));
+      if (end) return Status::bad_input(name_ + " holds no frame");
+      PARVIS_TRY(first_.read(in_, fmt_.frame_bytes(), nullptr));
+    }
     return Status::Ok();
   }
   Status read_frame(uint8_t* dst, bool* end) override {
     *end = false;
+    if (first_.take(dst)) {
+      ++index_;
+      return Status::Ok();
+    }
+    PARVIS_TRY(frame_line(end));
+    if (*end) return Status::Ok();
+    PARVIS_TRY(read_payload(in_, index_, dst, fmt_.frame_bytes(), true, end));
+    ++index_;
+    return Status::Ok();
+  }
+
+ private:
+  // The FRAME line of frame index_; *end at a clean end of the stream.
+  Status frame_line(bool* end) {
     size_t got = 0;
     bool complete = false;
     PARVIS_TRY(in_.line(kY4mMaxFrameLine, &line_, &got, &complete));
@@ -85,20 +158,23 @@ class Y4mSource : public FrameSource {
       *end = true;
       return Status::Ok();
     }
-    const bool cut = !complete && got < kY4mMaxFrameLine;  // the stream ended inside the line
-    if (!complete || line_.compare(0, 5, "FRAME") != 0 || (line_.size() > 5 && line_[5] != ' '))
-      return Status::bad_input(name_ + ": frame " + std::to_string(index_) +
-                               (cut ? " is truncated (in its FRAME line)" : " does not start with a FRAME line"));
-    PARVIS_TRY(read_payload(in_, index_, dst, fmt_.frame_bytes(), true, end));
-    ++index_;
+    // Nothing is allocated per frame unless it is refused.
+    auto frame = [&] { return name_ + ": frame " + std::to_string(index_); };
+    if (!complete && got < kY4mMaxFrameLine)  // the stream ended inside the line
+      return Status::bad_input(frame() + " is truncated (in its FRAME line)");
+    if (line_.compare(0, 5, "FRAME") != 0 || (line_.size() > 5 && line_[5] != ' '))
+      return Status::bad_input(frame() + " does not start with a FRAME line");
+    if (!complete)
+      return Status::bad_input(frame() + ": its FRAME line is longer than " + std::to_string(kY4mMaxFrameLine) +
+                               " bytes");
     return Status::Ok();
   }
 
- private:
   std::unique_ptr<Input> input_;
   ByteReader in_;
   std::string line_;
   int64_t index_ = 0;
+  FirstFrame first_;
 };
 
 class RawSource : public FrameSource {
@@ -109,8 +185,28 @@ class RawSource : public FrameSource {
     fmt_ = fmt;
     if (input_->regular_size() >= 0) frame_count_ = input_->regular_size() / int64_t(fmt_.frame_bytes());
   }
+  // As Y4mSource::open: a file too short for one frame, or a stream's first frame, before any
+  // frame-sized buffer is made.
+  Status open() {
+    const int64_t size = input_->regular_size(), frame = int64_t(fmt_.frame_bytes());
+    if (size == 0) return Status::bad_input(name_ + " holds no frame");
+    if (size > 0 && size < frame)
+      return Status::bad_input(name_ + ": frame 0 is truncated (the file holds " + std::to_string(size) +
+                               " bytes, a " + std::to_string(fmt_.width) + "x" + std::to_string(fmt_.height) +
+                               " frame needs " + std::to_string(frame) + ")");
+    if (size < 0) {
+      bool end = false;
+      PARVIS_TRY(first_.read(in_, fmt_.frame_bytes(), &end));
+      if (end) return Status::bad_input(name_ + " holds no frame");
+    }
+    return Status::Ok();
+  }
   Status read_frame(uint8_t* dst, bool* end) override {
     *end = false;
+    if (first_.take(dst)) {
+      ++index_;
+      return Status::Ok();
+    }
     PARVIS_TRY(read_payload(in_, index_, dst, fmt_.frame_bytes(), false, end));
     if (!*end) ++index_;
     return Status::Ok();
@@ -120,6 +216,7 @@ class RawSource : public FrameSource {
   std::unique_ptr<Input> input_;
   ByteReader in_;
   int64_t index_ = 0;
+  FirstFrame first_;
 };
 
 // ffmpeg decodes anything it knows into a stream of binary PPM frames ("P6 W H 255" + RGB):
@@ -204,7 +301,7 @@ class FfmpegSource : public FrameSource {
       if (digits == 0 || got != 1) return bad();
     }
     if (values[2] != 255 || values[0] < 1 || values[1] < 1) return bad();
-    PARVIS_TRY(check_image_size(values[0], values[1], 3));
+    PARVIS_TRY(check_input_size(values[0], values[1], 3));
     *w = int(values[0]), *h = int(values[1]);
     return Status::Ok();
   }
@@ -237,12 +334,14 @@ Status open_source(const SourceOptions& o, std::unique_ptr<FrameSource>* out) {
     FrameFormat f;
     PARVIS_TRY(parse_size(o.raw_size, &f.width, &f.height));
     PARVIS_TRY(parse_pix_fmt(o.pix_fmt, &f));
-    PARVIS_TRY(check_image_size(f.width, f.height, 3));
+    PARVIS_TRY(check_input_size(f.width, f.height, 3));
     f.matrix = o.matrix;
     f.range = o.range == RangeChoice::Full ? YuvRange::Full : YuvRange::Limited;
     auto input = std::make_unique<Input>();
     PARVIS_TRY(input->open(o.path));
-    *out = std::make_unique<RawSource>(std::move(input), name, f);
+    auto raw = std::make_unique<RawSource>(std::move(input), name, f);
+    PARVIS_TRY(raw->open());
+    *out = std::move(raw);
     return Status::Ok();
   }
   auto input = std::make_unique<Input>();

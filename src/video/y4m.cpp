@@ -148,7 +148,7 @@ Status parse_y4m_header(const std::string& line, RangeChoice range, YuvMatrix ma
     }
   }
   if (!have_w || !have_h) return Status::bad_input("Y4M header without W and H");
-  PARVIS_TRY(check_image_size(f.width, f.height, 3));
+  PARVIS_TRY(check_input_size(f.width, f.height, 3));
   if (range != RangeChoice::Auto) full = range == RangeChoice::Full;
   f.range = full ? YuvRange::Full : YuvRange::Limited;
   *out = f;

@@ -171,6 +171,23 @@ for sig in INT TERM HUP; do
   check "video --out, SIG$sig: no temporary, no output" only_files "$G" in.y4m
 done
 
+# The same with ffmpeg writing --out (a stand-in that copies its stdin to the file it is given
+# last, a named temporary): the child is stopped and the temporary removed.
+printf '#!/bin/sh\nfor a; do last=$a; done\nexec cat > "$last"\n' >"$W/fake-ffmpeg"
+chmod +x "$W/fake-ffmpeg"
+check "video --out o.mp4 through a stand-in ffmpeg: exit 0" run 0 "$EXE" video "$W/clip.y4m" "$W/ctpl.bmp" --out "$G/o.mp4" --ffmpeg "$W/fake-ffmpeg"
+check "video --out o.mp4: written, no temporary" eval '[ -s "$G/o.mp4" ] && only_files "$G" in.y4m o.mp4 && rm "$G/o.mp4"'
+for sig in INT TERM; do
+  exec 3<>"$G/in.y4m"
+  cat "$W/clip.y4m" >&3
+  timeout --preserve-status -s "$sig" 2 "$EXE" video "$G/in.y4m" "$W/ctpl.bmp" --out "$G/o.mp4" --ffmpeg "$W/fake-ffmpeg" >/dev/null 2>&1
+  rc=$?
+  exec 3>&-
+  want=$((128 + $(kill -l "$sig")))
+  check "video --out o.mp4 (ffmpeg), SIG$sig: exit $want" test "$rc" = "$want"
+  check "video --out o.mp4 (ffmpeg), SIG$sig: no temporary, no output" only_files "$G" in.y4m
+done
+
 # --- 11: outputs checked before any input is read ---
 # An input FIFO that never delivers a byte: reading it would block (timeout: 124).
 E=$W/r11 && mkdir -p "$E"

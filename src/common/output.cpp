@@ -266,6 +266,7 @@ Status Outputs::child_path(const std::string& path, std::string* name) {
 }
 
 Status Outputs::commit() {
+  errno = 0;
   if (check_stdout_ && (std::fflush(stdout) != 0 || std::ferror(stdout)))
     return Status::runtime(std::string("cannot write to stdout") + (errno ? ": " + why() : ""));
   // Everything that can fail first: each file complete, with the old file's mode and owner,

@@ -59,20 +59,6 @@ std::string temp_name(const std::string& dir, const std::string& extension) {
   return extension.empty() ? name : name + "." + extension;
 }
 
-Status write_all(int fd, const void* data, size_t n, const std::string& path) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Status::runtime("cannot write " + path + ": " + why());
-    }
-    p += w;
-    n -= size_t(w);
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 struct Outputs::Item {
@@ -209,7 +195,7 @@ Status Outputs::put(const std::string& path, const void* data, size_t n) {
       break;
   }
   PARVIS_TRY(create_temp(it));
-  PARVIS_TRY(write_all(it->fd, data, n, path));
+  PARVIS_TRY(write_fd(it->fd, data, n, path));
   size_t unnamed = 0;
   for (auto& other : items_) unnamed += other->fd >= 0 && other->temp.empty();
   if (unnamed > kOpenTemps) {
@@ -308,7 +294,7 @@ Status Outputs::commit() {
     } else if (!it->by_child) {
       const int fd = ::open(it->target.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) return Status::runtime("cannot write " + it->path + ": " + why());
-      Status s = write_all(fd, it->bytes.data(), it->bytes.size(), it->path);
+      Status s = write_fd(fd, it->bytes.data(), it->bytes.size(), it->path);
       if (::close(fd) != 0 && s.ok()) s = Status::runtime("cannot write " + it->path + ": " + why());
       PARVIS_TRY(s);
     }
@@ -322,6 +308,20 @@ Status Outputs::commit() {
     it->slot = -1;
   }
   committed_ = true;
+  return Status::Ok();
+}
+
+Status write_fd(int fd, const void* data, size_t n, const std::string& path) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::runtime("cannot write " + path + ": " + why());
+    }
+    p += w;
+    n -= size_t(w);
+  }
   return Status::Ok();
 }
 

@@ -58,6 +58,9 @@ class Outputs {
 // followed, devices written in place, mode kept). "-" means stdout.
 Status write_file_atomic(const std::string& path, const void* data, size_t n);
 
+// Writes all `n` bytes to `fd` (retrying short writes); a failure names `path` (exit 3).
+Status write_fd(int fd, const void* data, size_t n, const std::string& path);
+
 // Reads a whole file; "-" means stdin. A file (or stream) longer than `max_bytes` is refused
 // after reading max_bytes + 1 bytes, so a device like /dev/zero cannot make it read forever.
 Status read_file(const std::string& path, std::vector<uint8_t>* out, size_t max_bytes);

@@ -28,19 +28,7 @@ class StreamFile {
     path_ = path;
     return outputs->stream(path, &fd_);
   }
-  Status write(const void* data, size_t n) {
-    const uint8_t* p = static_cast<const uint8_t*>(data);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Status::runtime("cannot write " + path_ + ": " + std::strerror(errno));
-      }
-      p += w;
-      n -= size_t(w);
-    }
-    return Status::Ok();
-  }
+  Status write(const void* data, size_t n) { return write_fd(fd_, data, n, path_); }
 
  private:
   int fd_ = -1;

@@ -1,5 +1,5 @@
 // The image layer's public entry points: pick a codec by the file's magic bytes (reading)
-// or by the extension (writing), and go through read_file / write_file_atomic.
+// or by the extension (writing), and go through read_file / Outputs (common/output.hpp).
 #include "image_io.hpp"
 
 #include <algorithm>
@@ -238,7 +238,28 @@ Status image_encode(const Image& img, const std::string& extension, std::vector<
   return Status::runtime("unreachable image writer");
 }
 
+Status image_check_output(const std::string& path) {
+  Writer writer = Writer::Bmp;
+  PARVIS_TRY(with_context("cannot write " + path, writer_for(file_extension(path), &writer)));
+  if ((writer == Writer::Png || writer == Writer::Jpeg) && !image_have_stb())
+    return Status::bad_input("cannot write " + path + ": ." + file_extension(path) +
+                             " needs a build with stb (supported: .bmp, .pgm, .ppm, .pnm)");
+  return Status::Ok();
+}
+
+Status image_declare(Outputs* outputs, const std::string& path) {
+  PARVIS_TRY(image_check_output(path));
+  return outputs->declare(path);
+}
+
+Status image_put(Outputs* outputs, const std::string& path, const Image& img) {
+  std::vector<uint8_t> bytes;
+  PARVIS_TRY(with_context("cannot write " + path, image_encode(img, file_extension(path), &bytes)));
+  return outputs->put(path, bytes.data(), bytes.size());
+}
+
 Status image_write(const std::string& path, const Image& img) {
+  PARVIS_TRY(image_check_output(path));
   std::vector<uint8_t> bytes;
   PARVIS_TRY(with_context("cannot write " + path, image_encode(img, file_extension(path), &bytes)));
   return write_file_atomic(path, bytes.data(), bytes.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/image.hpp"
+#include "common/output.hpp"
 #include "common/status.hpp"
 
 namespace parvis {
@@ -17,8 +18,15 @@ Status image_read(const std::string& path, Image* out);
 Status image_decode(const uint8_t* data, size_t size, Image* out);
 
 // Writes by extension: .bmp (8-bit grey with palette, or 24-bit), .pgm/.ppm (P5/P6; a
-// 3-channel image to .pgm is refused), .png/.jpg/.jpeg (stb). Atomic: temp file + rename.
+// 3-channel image to .pgm is refused), .png/.jpg/.jpeg (stb). One file at once, through
+// write_file_atomic (common/output.hpp).
 Status image_write(const std::string& path, const Image& img);
+// Whether `path`'s extension is one this build writes, without writing (bad input if not).
+Status image_check_output(const std::string& path);
+// An image output of a run: image_check_output, then outputs->declare (before any work);
+// image_put encodes it into the set, committed with the run's other outputs.
+Status image_declare(Outputs* outputs, const std::string& path);
+Status image_put(Outputs* outputs, const std::string& path, const Image& img);
 Status image_encode(const Image& img, const std::string& extension, std::vector<uint8_t>* out);
 
 // What a file's header declares, read without decoding the pixels: the size and channel

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "common/cleanup.hpp"
 #include "common/cli.hpp"
 #include "common/selftest.hpp"
 #include "common/subcommands.hpp"
@@ -94,6 +95,9 @@ int dispatch(int argc, char** argv) {
     print_help();
     return kExitOk;
   }
+  // The commands without options take no arguments at all.
+  if ((cmd == "--version" || cmd == "version" || cmd == "selftest" || cmd == "device") && argc > 2)
+    return report_failure(Status::usage(cmd + " takes no arguments, not '" + argv[2] + "'"));
   if (cmd == "--version" || cmd == "version") {
     std::printf("%s\n", kVersionName);
     return kExitOk;
@@ -120,9 +124,16 @@ int dispatch(int argc, char** argv) {
 
 // The last resort: library code reports failures as a Status, but an allocation deep in a
 // container can still throw. Nothing escapes main: one line and exit 3, never an abort.
+// A run's last word on stdout: whatever was printed must have reached it (exit 3 otherwise);
+// the commands with output files already checked it before committing them.
 int main(int argc, char** argv) {
+  install_cleanup_handlers();
   try {
-    return dispatch(argc, argv);
+    int rc = dispatch(argc, argv);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      if (rc == kExitOk) rc = report_failure(Status::runtime("cannot write to stdout"));
+    }
+    return rc;
   } catch (const std::bad_alloc&) {
     return report_failure(Status::runtime("out of memory"));
   } catch (const std::exception& e) {

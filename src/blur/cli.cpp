@@ -40,6 +40,11 @@ int cli_blur(int argc, char** argv) {
     return report_failure(Status::usage("blur needs pairs IN OUT (see --help)"));
   if (radial && !map_path.empty())
     return report_failure(Status::usage("give --map or --radial, not both"));
+  Outputs outputs;  // every OUT checked before any work, all committed together at the end
+  for (size_t i = 1; i < pos.size(); i += 2) {
+    s = image_declare(&outputs, pos[i]);
+    if (!s.ok()) return report_failure(s);
+  }
 
   blur::TapSets taps;
   s = blur::make_tap_sets(sigma_max, &taps);
@@ -89,8 +94,7 @@ int cli_blur(int argc, char** argv) {
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
 
-  // Put the layers back together and encode every output before writing any of them.
-  std::vector<std::vector<uint8_t>> files(count);
+  // Put the layers back together; every output goes into the set, committed at the end.
   size_t next_layer = 0;
   for (size_t i = 0; i < count; ++i) {
     Image out;
@@ -99,11 +103,7 @@ int cli_blur(int argc, char** argv) {
     for (int c = 0; c < out.channels; ++c, ++next_layer)
       for (int y = 0; y < out.height; ++y)
         for (int x = 0; x < out.width; ++x) out.at(x, y)[c] = blurred[next_layer].at(x, y)[0];
-    s = image_encode(out, file_extension(pos[2 * i + 1]), &files[i]);
-    if (!s.ok()) return report_failure(Status{s.code, pos[2 * i + 1] + ": " + s.message});
-  }
-  for (size_t i = 0; i < count; ++i) {
-    s = write_file_atomic(pos[2 * i + 1], files[i].data(), files[i].size());
+    s = image_put(&outputs, pos[2 * i + 1], out);
     if (!s.ok()) return report_failure(s);
   }
 
@@ -134,6 +134,8 @@ int cli_blur(int argc, char** argv) {
                 (unsigned long long)(uint64_t(map.width) * uint64_t(map.height)), taps.sigma_max,
                 taps.side, taps.side);
   }
+  s = outputs.commit();
+  if (!s.ok()) return report_failure(s);
   if (!launch.note.empty()) std::fprintf(stderr, "%s: %s\n", kVersionName, launch.note.c_str());
   print_timings("blur", total, timings);
   return kExitOk;

@@ -70,6 +70,19 @@ int cli_blur_seed(int argc, char** argv) {
   if (uint64_t(width) * uint64_t(height) * uint64_t(imgs) > (uint64_t(1) << 32))
     return report_failure(Status::bad_input("the layers would exceed 4 GiB"));
 
+  // <save data> 1: the directory made (one level) and every layer's file checked before any work.
+  Outputs outputs;
+  std::vector<std::string> names;
+  if (save) {
+    s = outputs.make_dir(out_dir);
+    for (int64_t i = 0; s.ok() && i < imgs; ++i) {
+      char name[48];
+      std::snprintf(name, sizeof name, "/blurred_%03lld.pgm", (long long)i);
+      names.push_back(out_dir + name);
+      s = image_declare(&outputs, names.back());
+    }
+    if (!s.ok()) return report_failure(s);
+  }
   blur::TapSets taps;
   s = blur::make_tap_sets(sigma_max, &taps);
   if (!s.ok()) return report_failure(s);
@@ -98,19 +111,15 @@ int cli_blur_seed(int argc, char** argv) {
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
 
-  if (save) {
-    if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST)
-      return report_failure(Status::runtime("cannot create " + out_dir + ": " + std::strerror(errno)));
-    for (size_t i = 0; i < out.size(); ++i) {
-      char name[48];
-      std::snprintf(name, sizeof name, "/blurred_%03zu.pgm", i);
-      s = image_write(out_dir + name, out[i]);
-      if (!s.ok()) return report_failure(s);
-    }
+  for (size_t i = 0; save && i < out.size(); ++i) {
+    s = image_put(&outputs, names[i], out[i]);
+    if (!s.ok()) return report_failure(s);
   }
   std::printf("seed form: %lld image%s %dx%d, %s map, sigma_max %g (%dx%d taps)%s\n", (long long)imgs,
               imgs == 1 ? "" : "s", width, height, map_path.empty() ? "radial" : "file", taps.sigma_max,
               taps.side, taps.side, save ? ", saved" : "");
+  s = outputs.commit();
+  if (!s.ok()) return report_failure(s);
   if (save) std::fprintf(stderr, "wrote %zu blurred layers to %s\n", out.size(), out_dir.c_str());
   if (is_ladder())
     std::fprintf(stderr, "grid: %d blocks x %d threads per block\n", launch.blocks, launch.threads_per_block);

@@ -33,6 +33,9 @@ int cli_filter(int argc, char** argv) {
   if (kernel_name.empty() == kernel_file.empty())
     return report_failure(Status::usage("filter needs exactly one of --kernel and --kernel-file"));
 
+  Outputs outputs;  // checked before any work, committed last
+  s = image_declare(&outputs, pos[1]);
+  if (!s.ok()) return report_failure(s);
   filter::Border border;
   s = filter::parse_border(border_text, &border);
   if (!s.ok()) return report_failure(s);
@@ -58,7 +61,7 @@ int cli_filter(int argc, char** argv) {
   s = filter::apply(in, kernel, border, &out, &timings);
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
-  s = image_write(pos[1], out);
+  s = image_put(&outputs, pos[1], out);
   if (!s.ok()) return report_failure(s);
 
   const char* kind = in.channels == 1 ? "grey" : "rgb";
@@ -80,6 +83,8 @@ int cli_filter(int argc, char** argv) {
                 kernel.size, int(kernel.divisor), filter::border_name(border), in.width,
                 in.height, kind);
   }
+  s = outputs.commit();
+  if (!s.ok()) return report_failure(s);
   print_timings("filter", total, timings);
   return kExitOk;
 }

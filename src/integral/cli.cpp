@@ -85,6 +85,11 @@ int cli_integral(int argc, char** argv) {
   if (!out_path.empty() && file_extension(out_path) != "npy")
     return report_failure(Status::usage("--out writes .npy, not " + out_path));
   if (seed < 0) return report_failure(Status::usage("--seed must not be negative"));
+  Outputs outputs;  // checked before any work, committed last
+  if (!out_path.empty()) {
+    s = outputs.declare(out_path);
+    if (!s.ok()) return report_failure(s);
+  }
   integral::Type requested;
   s = integral::parse_type(type_text, &requested);
   if (!s.ok()) return report_failure(s);
@@ -136,7 +141,9 @@ int cli_integral(int argc, char** argv) {
     const void* data = type == integral::Type::U32   ? static_cast<const void*>(result.u32.data())
                        : type == integral::Type::U64 ? static_cast<const void*>(result.u64.data())
                                                      : static_cast<const void*>(result.f64.data());
-    s = npy_write(out_path, npy_dtype(type), data, {size_t(height), size_t(width)});
+    std::vector<uint8_t> bytes;
+    s = npy_encode(npy_dtype(type), data, {size_t(height), size_t(width)}, &bytes);
+    if (s.ok()) s = outputs.put(out_path, bytes.data(), bytes.size());
     if (!s.ok()) return report_failure(s);
   }
 
@@ -160,6 +167,8 @@ int cli_integral(int argc, char** argv) {
                 squared ? " of squares" : "", width, height, integral::type_name(type), last,
                 squared ? "^2" : "", sum_hex);
   }
+  s = outputs.commit();
+  if (!s.ok()) return report_failure(s);
   print_timings("integral", total, result.timings);
   return kExitOk;
 }

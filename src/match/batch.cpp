@@ -138,27 +138,24 @@ class MatcherCache {
   std::list<Entry> entries_;
 };
 
-// Encodes every output, then writes them all; a failed write removes the ones written before.
-Status write_outputs(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& files) {
-  for (size_t i = 0; i < files.size(); ++i) {
-    const Status s = write_file_atomic(files[i].first, files[i].second.data(), files[i].second.size());
-    if (!s.ok()) {
-      for (size_t j = 0; j < i; ++j)
-        if (files[j].first != "-") ::unlink(files[j].first.c_str());
-      return s;
-    }
-  }
+// Every output of a batch of n items declared before any matching: the maps NAME-I.npy and
+// the pictures (one for a batch of templates, NAME-I.EXT with --sources).
+Status declare_outputs(const Request& req, size_t n, bool sources_mode, Outputs* outputs) {
+  for (size_t i = 0; i < n && !req.map_path.empty(); ++i) PARVIS_TRY(outputs->declare(numbered(req.map_path, i, n)));
+  if (req.out_path.empty()) return Status::Ok();
+  if (!sources_mode) return image_declare(outputs, req.out_path);
+  for (size_t i = 0; i < n; ++i) PARVIS_TRY(image_declare(outputs, numbered(req.out_path, i, n)));
   return Status::Ok();
 }
 
 // The item's map as NAME-I.npy when --map asks for it; the map itself is released.
-Status map_file(const Request& req, Item* item, size_t i, size_t n,
-                std::vector<std::pair<std::string, std::vector<uint8_t>>>* files) {
+Status map_file(const Request& req, Item* item, size_t i, size_t n, Outputs* outputs) {
   Status s;
   if (!req.map_path.empty()) {
-    files->emplace_back(numbered(req.map_path, i, n), std::vector<uint8_t>());
+    std::vector<uint8_t> bytes;
     s = npy_encode(DType::F64, item->res.map.data(),
-                   {size_t(item->res.map_height), size_t(item->res.map_width)}, &files->back().second);
+                   {size_t(item->res.map_height), size_t(item->res.map_width)}, &bytes);
+    if (s.ok()) s = outputs->put(numbered(req.map_path, i, n), bytes.data(), bytes.size());
   }
   std::vector<double>().swap(item->res.map);  // printing needs only its size: a batch keeps none
   return s;
@@ -170,11 +167,13 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
                 const std::string& template_path) {
   const double t0 = now_ms();
   std::vector<Item> items;
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
+  Outputs outputs;  // committed after the results are printed
   Status s;
   if (!sources_mode) {
     // Every template against one source: every file read and checked before any matching.
     const std::string& source_path = positional[0];
+    s = declare_outputs(req, positional.size() - 1, false, &outputs);
+    if (!s.ok()) return report_failure(s);
     Image source;
     s = image_read(source_path, &source);
     if (!s.ok()) return report_failure(s);
@@ -217,14 +216,12 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
           else if (now.reused > before[k].reused) item.res.explain += std::string("; batch: ") + now.what + " reused";
         }
       }
-      if (s.ok()) s = map_file(req, &item, i, n, &files);
+      if (s.ok()) s = map_file(req, &item, i, n, &outputs);
       groups[i] = match_cli::outlined(req, item);
       colors[i] = match_cli::item_color(i);
     }
-    if (s.ok() && !req.out_path.empty()) {
-      files.emplace_back(req.out_path, std::vector<uint8_t>());
-      s = image_encode(match_cli::annotate(source, groups, colors), file_extension(req.out_path), &files.back().second);
-    }
+    if (s.ok() && !req.out_path.empty())
+      s = image_put(&outputs, req.out_path, match_cli::annotate(source, groups, colors));
   } else {
     // One template against every source, a source read when its turn comes.
     Image tpl, gray_tpl;
@@ -234,6 +231,7 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     if (s.ok()) s = about(template_path, match::mask::check(req.params, gray_tpl.width, gray_tpl.height));
     std::vector<std::string> sources;
     if (s.ok()) s = expand_sources(positional, &sources);
+    if (s.ok()) s = declare_outputs(req, sources.size(), true, &outputs);
     if (!s.ok()) return report_failure(s);
     const size_t n = sources.size();
     MatcherCache matchers;
@@ -255,16 +253,12 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
         item.res.explain += "; batch: the template prepared for " + std::to_string(source.width) + "x" +
                             std::to_string(source.height) + " sources, run " + std::to_string(runs) +
                             " at this size";
-      if (s.ok()) s = map_file(req, &item, i, n, &files);
-      if (s.ok() && !req.out_path.empty()) {
-        files.emplace_back(numbered(req.out_path, i, n), std::vector<uint8_t>());
-        s = image_encode(match_cli::annotate(source, {match_cli::outlined(req, item)}, {match_cli::item_color(0)}),
-                         file_extension(req.out_path), &files.back().second);
-      }
+      if (s.ok()) s = map_file(req, &item, i, n, &outputs);
+      if (s.ok() && !req.out_path.empty())
+        s = image_put(&outputs, numbered(req.out_path, i, n),
+                      match_cli::annotate(source, {match_cli::outlined(req, item)}, {match_cli::item_color(0)}));
     }
   }
-  if (!s.ok()) return report_failure(s);
-  s = write_outputs(files);
   if (!s.ok()) return report_failure(s);
 
   const size_t n = items.size();
@@ -281,6 +275,8 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       std::printf("item %zu/%zu: source %s template %s\n%s", i + 1, n, items[i].source_path.c_str(),
                   items[i].template_path.c_str(), match_cli::item_output(req, items[i]).c_str());
   }
+  s = outputs.commit();
+  if (!s.ok()) return report_failure(s);
   for (const Item& item : items) match_cli::print_item_timings(req, item);
   std::fprintf(stderr, "time match batch: total %.3f ms (%zu items)\n", now_ms() - t0, n);
   return kExitOk;

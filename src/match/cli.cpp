@@ -451,12 +451,17 @@ int cli_match(int argc, char** argv) {
   req.max_rank = max_rank;
   req.threshold_text = threshold_text;
   if (sources || pos.size() > 2) {
-    // A batch: one mask for every item, read before the images (match_batch checks each
+    // A batch (it declares its numbered outputs itself, before any matching): one mask for every item, read before the images (match_batch checks each
     // template against it before any matching).
     s = read_mask(mask_path, &params);
     if (!s.ok()) return report_failure(s);
     return match_batch(req, pos, sources, template_path);
   }
+
+  Outputs outputs;  // checked before any file is read, committed after the results are printed
+  if (!out_path.empty()) s = image_declare(&outputs, out_path);
+  if (s.ok() && !map_path.empty()) s = outputs.declare(map_path);
+  if (!s.ok()) return report_failure(s);
 
   const double t0 = now_ms();
   const match::AheadScope ahead;  // cuda-opt, PARVIS_UPLOAD_AHEAD=1: context and slots meanwhile
@@ -474,26 +479,22 @@ int cli_match(int argc, char** argv) {
   if (s.ok()) s = run_item(req, src, gray_tpl, matcher.get(), &item);
   if (!s.ok()) return report_failure(s);
 
-  // Outputs: encode everything first, then write; if a later write fails, remove the
-  // earlier ones, so that a failure leaves no file behind.
-  std::vector<uint8_t> out_bytes, map_bytes;
+  // Outputs: into the set, committed after the results were printed.
   // --out outlines the best match; with --all or --min-distance every reported one.
-  if (!out_path.empty())
-    s = image_encode(annotate(source, {outlined(req, item)}, {item_color(0)}), file_extension(out_path), &out_bytes);
-  if (s.ok() && !map_path.empty())
+  if (!out_path.empty()) s = image_put(&outputs, out_path, annotate(source, {outlined(req, item)}, {item_color(0)}));
+  if (s.ok() && !map_path.empty()) {
+    std::vector<uint8_t> map_bytes;
     s = npy_encode(DType::F64, item.res.map.data(),
                    {size_t(item.res.map_height), size_t(item.res.map_width)}, &map_bytes);
-  if (!s.ok()) return report_failure(s);
-  if (!out_path.empty()) s = write_file_atomic(out_path, out_bytes.data(), out_bytes.size());
-  if (s.ok() && !map_path.empty()) {
-    s = write_file_atomic(map_path, map_bytes.data(), map_bytes.size());
-    if (!s.ok() && !out_path.empty() && out_path != "-") ::unlink(out_path.c_str());
+    if (s.ok()) s = outputs.put(map_path, map_bytes.data(), map_bytes.size());
   }
   if (!s.ok()) return report_failure(s);
   item.total_ms = now_ms() - t0;
 
   const std::string text = item_output(req, item);
   std::printf("%s%s", text.c_str(), json ? "\n" : "");
+  s = outputs.commit();
+  if (!s.ok()) return report_failure(s);
   print_item_timings(req, item);
   return kExitOk;
 }

@@ -150,6 +150,12 @@ int cli_video(int argc, char** argv) {
   o.times = !no_time;
   o.out_path = out_path;
   o.progress = ::isatty(2) != 0;
+  // Every output checked before any file is read (common/output.hpp).
+  Outputs outputs;
+  o.outputs = &outputs;
+  if (!out_path.empty()) s = outputs.declare(out_path);
+  for (size_t i = 0; s.ok() && i < o.save.size(); ++i) s = image_declare(&outputs, o.save[i].path);
+  if (!s.ok()) return report_failure(s);
 
   Image tpl;
   s = image_read(pos[1], &tpl);

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.hpp"
+
 extern char** environ;
 
 namespace parvis::video {
@@ -83,6 +85,7 @@ Status Child::start(const std::string& path, const std::vector<std::string>& arg
     return Status::bad_input("cannot run " + path + ": " + std::strerror(rc));
   }
   fd_ = ours;
+  cleanup_track_child(pid_);  // a signal stops it before its output is removed
   return Status::Ok();
 }
 
@@ -93,6 +96,7 @@ Status Child::finish(const std::string& what) {
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  cleanup_forget_child(pid_);
   pid_ = -1;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
   // The child's last non-empty stderr line says why.
@@ -122,6 +126,7 @@ void Child::kill() {
   int status;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  cleanup_forget_child(pid_);
   pid_ = -1;
 }
 

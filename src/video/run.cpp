@@ -144,6 +144,13 @@ class Progress {
 
 Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stats) {
   *stats = RunStats();
+  Outputs own;  // before the sink: ffmpeg is stopped before its temporary goes
+  Outputs* outputs = o.outputs;
+  if (!outputs) {
+    outputs = &own;
+    if (!o.out_path.empty()) PARVIS_TRY(outputs->declare(o.out_path));
+    for (const SaveFrame& f : o.save) PARVIS_TRY(image_declare(outputs, f.path));
+  }
   std::unique_ptr<FrameSource> source;
   PARVIS_TRY(open_source(o.source, &source));
   // Whole frames in RGB on the host only where an output needs them.
@@ -157,9 +164,9 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
   FrameReader reader(source.get(), pipeline.get(), depth + o.readahead, o.first, o.last);
   PARVIS_TRY(reader.start());  // the template must fit the frames: checked here
   std::unique_ptr<AnnotatedSink> sink;
-  if (!o.out_path.empty()) PARVIS_TRY(open_sink(o.out_path, source->format(), o.source.ffmpeg, &sink));
+  if (!o.out_path.empty()) PARVIS_TRY(open_sink(outputs, o.out_path, source->format(), o.source.ffmpeg, &sink));
 
-  // --save-frame: encoded when the frame passes, written once everything has succeeded.
+  // --save-frame: encoded when the frame passes, put into the outputs once everything has succeeded.
   std::vector<std::vector<uint8_t>> saved(o.save.size());
   std::vector<bool> saved_done(o.save.size(), false);
 
@@ -254,16 +261,11 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
       return Status::bad_input("--save-frame " + std::to_string(o.save[i].index) + ": no such frame in " +
                                source->name() + (o.first > 0 || o.last >= 0 ? " (within --frames)" : ""));
   if (sink) PARVIS_TRY(sink->finish());
-  for (size_t i = 0; i < o.save.size(); ++i) {
-    Status s = write_file_atomic(o.save[i].path, saved[i].data(), saved[i].size());
-    if (!s.ok()) {  // no half set of outputs: remove what this run wrote
-      for (size_t j = 0; j < i; ++j) std::remove(o.save[j].path.c_str());
-      if (!o.out_path.empty()) std::remove(o.out_path.c_str());
-      return s;
-    }
-  }
+  for (size_t i = 0; i < o.save.size(); ++i) PARVIS_TRY(outputs->put(o.save[i].path, saved[i].data(), saved[i].size()));
   writer.summary(*stats);
-  return Status::Ok();
+  if (std::fflush(o.results) != 0 || std::ferror(o.results))
+    return Status::runtime("cannot write the results (the reader of stdout went away?)");
+  return outputs->commit();  // nothing before this replaced any file
 }
 
 }  // namespace parvis::video

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/image.hpp"
+#include "common/output.hpp"
 #include "common/status.hpp"
 #include "video/source.hpp"
 #include "video/video.hpp"
@@ -31,6 +32,9 @@ struct RunOptions {
   bool progress = false;         // the progress line on stderr
   std::string out_path;          // --out ("" = none)
   std::vector<SaveFrame> save;   // --save-frame N:FILE
+  // Where --out and --save-frame were declared before any work (the CLI); run_video commits
+  // it after the summary. Null: run_video declares them itself.
+  Outputs* outputs = nullptr;
   int readahead = 3;             // frames the reader may keep ready beyond the pipeline's depth
 };
 

@@ -20,62 +20,19 @@ namespace {
 
 constexpr Rgb kRed{255, 0, 0};
 
-// A file created under a temporary name beside `path` (keeping its extension, for ffmpeg);
-// renamed into place by commit(), removed otherwise.
-class TempFile {
+// The annotated output's descriptor, handed out by the run's Outputs (its temporary, or a
+// device written in place); the set closes and commits it.
+class StreamFile {
  public:
-  TempFile() = default;
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  }
-  Status create(const std::string& path) {
+  Status open(Outputs* outputs, const std::string& path) {
     path_ = path;
-    const size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    const std::string ext = file_extension(path);
-    const std::string suffix = ext.empty() ? "" : "." + ext;
-    std::string tmpl = dir + "." + base + ".XXXXXX" + suffix;
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    fd_ = ::mkstemps(name.data(), int(suffix.size()));
-    if (fd_ < 0) return Status::bad_input("cannot write " + path + ": " + std::strerror(errno));
-    tmp_ = name.data();
-    return Status::Ok();
+    return outputs->stream(path, &fd_);
   }
-  int fd() const { return fd_; }
-  const std::string& temp_path() const { return tmp_; }
-  Status write(const void* data, size_t n) {
-    const uint8_t* p = static_cast<const uint8_t*>(data);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Status::runtime("cannot write " + path_ + ": " + std::strerror(errno));
-      }
-      p += w;
-      n -= size_t(w);
-    }
-    return Status::Ok();
-  }
-  Status commit() {
-    const mode_t mask = ::umask(0);  // mkstemp makes 0600: give the usual permissions
-    ::umask(mask);
-    ::fchmod(fd_, 0666 & ~mask);
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    if (rc != 0 || std::rename(tmp_.c_str(), path_.c_str()) != 0)
-      return Status::runtime("cannot write " + path_ + ": " + std::strerror(errno));
-    tmp_.clear();
-    return Status::Ok();
-  }
+  Status write(const void* data, size_t n) { return write_fd(fd_, data, n, path_); }
 
  private:
   int fd_ = -1;
-  std::string path_, tmp_;
+  std::string path_;
 };
 
 // The frame's RGB with the red outline, in a buffer made once.
@@ -99,7 +56,7 @@ class Annotator {
 
 class Y4mSink : public AnnotatedSink {
  public:
-  Status open(const std::string& path, const FrameFormat& in) {
+  Status open(Outputs* outputs, const std::string& path, const FrameFormat& in) {
     in_ = in;
     out_ = in;
     // A YUV stream with chroma keeps its layout; the others become 4:4:4 full-range BT.601.
@@ -117,7 +74,7 @@ class Y4mSink : public AnnotatedSink {
       PARVIS_TRY(image_alloc(out_.chroma_width(), out_.chroma_height(), 1, &u_));
       PARVIS_TRY(image_alloc(out_.chroma_width(), out_.chroma_height(), 1, &v_));
     }
-    PARVIS_TRY(file_.create(path));
+    PARVIS_TRY(file_.open(outputs, path));
     const std::string header = y4m_header(out_);
     return file_.write(header.data(), header.size());
   }
@@ -159,25 +116,26 @@ class Y4mSink : public AnnotatedSink {
     return Status::Ok();
   }
 
-  Status finish() override { return file_.commit(); }
+  Status finish() override { return Status::Ok(); }  // the run's Outputs commits the file
 
  private:
   FrameFormat in_, out_;
   bool paint_planes_ = false;
   Annotator annotator_;
   Image y_, u_, v_;
-  TempFile file_;
+  StreamFile file_;
 };
 
 // Any other container and codec: rgb24 frames into ffmpeg, which writes the temporary file.
 class FfmpegSink : public AnnotatedSink {
  public:
-  Status open(const std::string& path, const FrameFormat& in, const std::string& program) {
+  Status open(Outputs* outputs, const std::string& path, const FrameFormat& in, const std::string& program) {
     const std::string exe = find_program(program);
     if (exe.empty()) return ffmpeg_missing(program, "--out " + path + " is not a .y4m file", "write .y4m");
     path_ = path;
     PARVIS_TRY(annotator_.init(in));
-    PARVIS_TRY(file_.create(path));
+    std::string temp;  // a temporary with the target's extension: ffmpeg picks the container by it
+    PARVIS_TRY(outputs->child_path(path, &temp));
     const bool fps = in.fps_num > 0 && in.fps_den > 0;
     std::vector<std::string> args = {
         program, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo",
@@ -186,7 +144,7 @@ class FfmpegSink : public AnnotatedSink {
         "-i", "-"};
     // 4:2:0 plays everywhere, but needs even sizes.
     if (in.width % 2 == 0 && in.height % 2 == 0) args.insert(args.end(), {"-pix_fmt", "yuv420p"});
-    args.push_back(file_.temp_path());
+    args.push_back(temp);
     PARVIS_TRY(child_.start(exe, args, Child::Pipe::WriteStdin));
     return Status::Ok();
   }
@@ -209,15 +167,13 @@ class FfmpegSink : public AnnotatedSink {
   }
 
   Status finish() override {
-    PARVIS_TRY(child_.finish("--out " + path_));
-    return file_.commit();
+    return child_.finish("--out " + path_);  // the run's Outputs commits the file
   }
 
  private:
   std::string path_;
   Annotator annotator_;
-  TempFile file_;  // declared before child_: ffmpeg is stopped before its file is removed
-  Child child_;
+  Child child_;  // destroyed (ffmpeg stopped) before the run's Outputs removes the temporary
 };
 
 }  // namespace
@@ -226,16 +182,16 @@ bool sink_needs_rgb(const std::string& path, const FrameFormat& fmt) {
   return !(file_extension(path) == "y4m" && fmt.layout == Layout::Yuv && !fmt.mono);
 }
 
-Status open_sink(const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
+Status open_sink(Outputs* outputs, const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
                  std::unique_ptr<AnnotatedSink>* out) {
   if (file_extension(path) == "y4m") {
     auto s = std::make_unique<Y4mSink>();
-    PARVIS_TRY(s->open(path, fmt));
+    PARVIS_TRY(s->open(outputs, path, fmt));
     *out = std::move(s);
     return Status::Ok();
   }
   auto s = std::make_unique<FfmpegSink>();
-  PARVIS_TRY(s->open(path, fmt, ffmpeg));
+  PARVIS_TRY(s->open(outputs, path, fmt, ffmpeg));
   *out = std::move(s);
   return Status::Ok();
 }

@@ -1,11 +1,13 @@
 // --out: the frames with a red rectangle on each match, as a Y4M file (written by us) or any
-// other video file through ffmpeg (by the extension). Written under a temporary name in the
-// target directory and renamed only by finish(): a run that fails leaves no file behind.
+// other video file through ffmpeg (by the extension). Written into a temporary of the run's
+// Outputs (common/output.hpp), which commits it with the run's other outputs: a run that fails
+// leaves no file behind.
 #pragma once
 #include <memory>
 #include <string>
 
 #include "common/image.hpp"
+#include "common/output.hpp"
 #include "common/status.hpp"
 #include "video/video.hpp"
 
@@ -13,17 +15,18 @@ namespace parvis::video {
 
 class AnnotatedSink {
  public:
-  virtual ~AnnotatedSink() = default;  // unfinished: the temporary file is removed
+  virtual ~AnnotatedSink() = default;  // unfinished: ffmpeg is stopped
   // One frame, in order; `match` is the matched rectangle. Uses slot.bytes (Y4M of a YUV
   // stream: the rectangle is painted into the planes, every other byte kept) or slot.rgb.
   virtual Status write(const FrameSlot& slot, Rect match) = 0;
-  // Completes the file and renames it into place.
+  // Completes the file (ffmpeg: waits for it); Outputs::commit then renames it into place.
   virtual Status finish() = 0;
 };
 
 // `.y4m`: a YUV stream keeps its own layout (chroma, range); RGB, grey and mono streams are
 // written as 4:4:4 full-range BT.601. Other extensions: ffmpeg (rgb24 frames on its stdin).
-Status open_sink(const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
+// `path` must have been declared in `outputs`.
+Status open_sink(Outputs* outputs, const std::string& path, const FrameFormat& fmt, const std::string& ffmpeg,
                  std::unique_ptr<AnnotatedSink>* out);
 
 // Whether open_sink's sink for `path` reads FrameSlot::rgb (else only the frame's bytes: a

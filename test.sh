@@ -8,6 +8,7 @@
 # is "N passed, N failed, N skipped"; exit status 1 if anything failed.
 # -j N runs N cases at once (default: JOBS=N from the environment, else one per core); -j 1 runs
 # them one after another. seq's cases run with the others' (the reference), seq first.
+# With -j above 1 each case gets OMP_NUM_THREADS = max(2, cores / jobs) (unless it is set).
 # CUDA versions are skipped (not failed) where no GPU is usable, and where nvcc is missing. Their
 # cases share the card: at most (free MiB of the card) / 1024 run at once (2048 under a
 # CUDA_RUNNER); GPU_FREE_MIB=n stands in for nvidia-smi's free memory, to try the cap.
@@ -43,6 +44,14 @@ done
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "test: -j wants a number of jobs (1 or more), not '$jobs'" >&2; exit 1; }
 # `wait -n -p` (which job ended) came with bash 5.1.
 (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501 )) || { echo "test: needs bash 5.1 or newer" >&2; exit 1; }
+# Cases run side by side share the cores: each multithreaded case (omp, the host pipelines) gets
+# its share of them, at least 2 threads so that the threaded paths still split their work, and
+# waits passively, instead of every case starting one spinning thread per core.
+if [ "$jobs" -gt 1 ] && [ -z "${OMP_NUM_THREADS:-}" ]; then
+  cores=$(nproc)
+  export OMP_NUM_THREADS=$(( (cores + jobs - 1) / jobs < 2 ? 2 : (cores + jobs - 1) / jobs ))
+  export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+fi
 
 all_known=$(sed -n 's/^VERSIONS_\(CPU\|CUDA\) := //p' Makefile | tr '\n' ' ')
 buildable=$(make -s list 2>/dev/null | tr '\n' ' ')

@@ -37,6 +37,9 @@ Status stb_info(const uint8_t* data, size_t size, const char* format, ImageInfo*
 Status stb_decode(const uint8_t* data, size_t size, const char* format, Image* out);
 Status stb_encode_png(const Image& img, std::vector<uint8_t>* out);
 Status stb_encode_jpeg(const Image& img, int quality, std::vector<uint8_t>* out);
+// Ok with stb; without it the same "<format> support needs stb" error, for checks made
+// before any work (an output's extension).
+Status stb_require(const char* format);
 
 // The structure of the files stb decodes, checked first (structure.cpp): stb reads zeros where a
 // file runs out and allocates what a header declares, so truncation is found here.

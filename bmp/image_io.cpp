@@ -241,9 +241,8 @@ Status image_encode(const Image& img, const std::string& extension, std::vector<
 Status image_check_output(const std::string& path) {
   Writer writer = Writer::Bmp;
   PARVIS_TRY(with_context("cannot write " + path, writer_for(file_extension(path), &writer)));
-  if ((writer == Writer::Png || writer == Writer::Jpeg) && !image_have_stb())
-    return Status::bad_input("cannot write " + path + ": ." + file_extension(path) +
-                             " needs a build with stb (supported: .bmp, .pgm, .ppm, .pnm)");
+  if (writer == Writer::Png || writer == Writer::Jpeg)
+    return with_context("cannot write " + path, codec::stb_require(writer == Writer::Png ? "PNG" : "JPEG"));
   return Status::Ok();
 }
 

@@ -198,6 +198,8 @@ Status stb_encode_jpeg(const Image& img, int quality, std::vector<uint8_t>* out)
   return Status::Ok();
 }
 
+Status stb_require(const char*) { return Status::Ok(); }
+
 #else  // no stb in this build
 
 namespace {
@@ -206,6 +208,7 @@ Status needs_stb(const char* format) {
 }
 }  // namespace
 
+Status stb_require(const char* format) { return needs_stb(format); }
 Status stb_info(const uint8_t*, size_t, const char* format, ImageInfo*) { return needs_stb(format); }
 Status stb_decode(const uint8_t*, size_t, const char* format, Image*) { return needs_stb(format); }
 Status stb_encode_png(const Image&, std::vector<uint8_t>*) { return needs_stb("PNG"); }

@@ -246,9 +246,23 @@ Status image_check_output(const std::string& path) {
   return Status::Ok();
 }
 
+Status image_check_channels(const std::string& path, int channels) {
+  Writer writer = Writer::Bmp;
+  PARVIS_TRY(with_context("cannot write " + path, writer_for(file_extension(path), &writer)));
+  if (writer == Writer::Pgm && channels != 1)
+    return Status::bad_input("cannot write " + path +
+                             ": a colour image cannot be written as PGM (use .ppm, or convert to grey)");
+  return Status::Ok();
+}
+
 Status image_declare(Outputs* outputs, const std::string& path) {
   PARVIS_TRY(image_check_output(path));
   return outputs->declare(path);
+}
+
+Status image_declare(Outputs* outputs, const std::string& path, int channels) {
+  PARVIS_TRY(image_check_channels(path, channels));
+  return image_declare(outputs, path);
 }
 
 Status image_put(Outputs* outputs, const std::string& path, const Image& img) {

@@ -23,9 +23,14 @@ Status image_decode(const uint8_t* data, size_t size, Image* out);
 Status image_write(const std::string& path, const Image& img);
 // Whether `path`'s extension is one this build writes, without writing (bad input if not).
 Status image_check_output(const std::string& path);
+// Whether `path`'s format holds an image of `channels` (a colour image cannot be a .pgm): asked
+// as soon as the output's channels are known, before the work that makes it.
+Status image_check_channels(const std::string& path, int channels);
 // An image output of a run: image_check_output, then outputs->declare (before any work);
 // image_put encodes it into the set, committed with the run's other outputs.
 Status image_declare(Outputs* outputs, const std::string& path);
+// The same for an output whose channels are known now (annotated pictures are colour).
+Status image_declare(Outputs* outputs, const std::string& path, int channels);
 Status image_put(Outputs* outputs, const std::string& path, const Image& img);
 Status image_encode(const Image& img, const std::string& extension, std::vector<uint8_t>* out);
 

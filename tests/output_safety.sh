@@ -209,6 +209,7 @@ early "blur, bad extension" "$EXE" blur "$E/in.bmp" "$E/o.xyz"
 early "integral --out, missing directory" "$EXE" integral "$E/in.bmp" --out /nonexistent/o.npy
 early "video --save-frame, missing directory" "$EXE" video "$W/clip.y4m" "$E/in.bmp" --save-frame 0:/nonexistent/f.bmp
 early "video --out, missing directory" "$EXE" video "$W/clip.y4m" "$E/in.bmp" --out /nonexistent/o.y4m
+early "match --out .pgm (an annotation is colour)" "$EXE" match "$E/in.bmp" "$T" --out "$E/a.pgm"
 exec 4>&-
 check "no output appeared (early checks)" only_files "$E" in.bmp
 

@@ -54,6 +54,7 @@ int cli_blur(int argc, char** argv) {
   std::vector<Image> inputs(count);
   for (size_t i = 0; i < count; ++i) {
     s = image_read(pos[2 * i], &inputs[i]);
+    if (s.ok()) s = image_check_channels(pos[2 * i + 1], inputs[i].channels);  // before the work
     if (!s.ok()) return report_failure(s);
     if (inputs[i].width != inputs[0].width || inputs[i].height != inputs[0].height)
       return report_failure(Status::bad_input(pos[2 * i] + " is " + size_text(inputs[i]) + " but " +

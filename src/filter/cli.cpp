@@ -54,6 +54,8 @@ int cli_filter(int argc, char** argv) {
   s = image_read(pos[0], &in);
   if (!s.ok()) return report_failure(s);
   if (gray) in = to_gray(in);
+  s = image_check_channels(pos[1], in.channels);  // before the work, now that they are known
+  if (!s.ok()) return report_failure(s);
 
   Image out;
   Timings timings;

@@ -143,8 +143,8 @@ class MatcherCache {
 Status declare_outputs(const Request& req, size_t n, bool sources_mode, Outputs* outputs) {
   for (size_t i = 0; i < n && !req.map_path.empty(); ++i) PARVIS_TRY(outputs->declare(numbered(req.map_path, i, n)));
   if (req.out_path.empty()) return Status::Ok();
-  if (!sources_mode) return image_declare(outputs, req.out_path);
-  for (size_t i = 0; i < n; ++i) PARVIS_TRY(image_declare(outputs, numbered(req.out_path, i, n)));
+  if (!sources_mode) return image_declare(outputs, req.out_path, 3);  // annotations are colour
+  for (size_t i = 0; i < n; ++i) PARVIS_TRY(image_declare(outputs, numbered(req.out_path, i, n), 3));
   return Status::Ok();
 }
 

@@ -459,7 +459,7 @@ int cli_match(int argc, char** argv) {
   }
 
   Outputs outputs;  // checked before any file is read, committed after the results are printed
-  if (!out_path.empty()) s = image_declare(&outputs, out_path);
+  if (!out_path.empty()) s = image_declare(&outputs, out_path, 3);  // annotations are colour
   if (s.ok() && !map_path.empty()) s = outputs.declare(map_path);
   if (!s.ok()) return report_failure(s);
 

@@ -159,17 +159,21 @@ check "video > /dev/full: nothing committed" only_files "$F"
 # --- 6: signals during video --out ---
 G=$W/r6 && mkdir -p "$G"
 mkfifo "$G/in.y4m"
-for sig in INT TERM HUP; do
+# interrupted SIG LABEL ARGS...: video on the FIFO, stopped by SIG after 2 s; it must exit by
+# the signal and leave neither a temporary nor an output beside the FIFO.
+interrupted() {
+  local sig=$1 label=$2; shift 2
   # The clip's frames into the FIFO, kept open: the run waits for more, its --out half written.
   exec 3<>"$G/in.y4m"
   cat "$W/clip.y4m" >&3
-  timeout --preserve-status -s "$sig" 2 "$EXE" video "$G/in.y4m" "$W/ctpl.bmp" --out "$G/o.y4m" >/dev/null 2>&1
-  rc=$?
+  timeout --preserve-status -s "$sig" 2 "$EXE" video "$G/in.y4m" "$W/ctpl.bmp" "$@" >/dev/null 2>&1
+  local rc=$?
   exec 3>&-
-  want=$((128 + $(kill -l "$sig")))
-  check "video --out, SIG$sig: exit $want (by the signal)" test "$rc" = "$want"
-  check "video --out, SIG$sig: no temporary, no output" only_files "$G" in.y4m
-done
+  local want=$((128 + $(kill -l "$sig")))
+  check "$label, SIG$sig: exit $want (by the signal)" test "$rc" = "$want"
+  check "$label, SIG$sig: no temporary, no output" only_files "$G" in.y4m
+}
+for sig in INT TERM HUP; do interrupted "$sig" "video --out" --out "$G/o.y4m"; done
 
 # The same with ffmpeg writing --out (a stand-in that copies its stdin to the file it is given
 # last, a named temporary): the child is stopped and the temporary removed.
@@ -178,14 +182,7 @@ chmod +x "$W/fake-ffmpeg"
 check "video --out o.mp4 through a stand-in ffmpeg: exit 0" run 0 "$EXE" video "$W/clip.y4m" "$W/ctpl.bmp" --out "$G/o.mp4" --ffmpeg "$W/fake-ffmpeg"
 check "video --out o.mp4: written, no temporary" eval '[ -s "$G/o.mp4" ] && only_files "$G" in.y4m o.mp4 && rm "$G/o.mp4"'
 for sig in INT TERM; do
-  exec 3<>"$G/in.y4m"
-  cat "$W/clip.y4m" >&3
-  timeout --preserve-status -s "$sig" 2 "$EXE" video "$G/in.y4m" "$W/ctpl.bmp" --out "$G/o.mp4" --ffmpeg "$W/fake-ffmpeg" >/dev/null 2>&1
-  rc=$?
-  exec 3>&-
-  want=$((128 + $(kill -l "$sig")))
-  check "video --out o.mp4 (ffmpeg), SIG$sig: exit $want" test "$rc" = "$want"
-  check "video --out o.mp4 (ffmpeg), SIG$sig: no temporary, no output" only_files "$G" in.y4m
+  interrupted "$sig" "video --out o.mp4 (ffmpeg)" --out "$G/o.mp4" --ffmpeg "$W/fake-ffmpeg"
 done
 
 # --- 11: outputs checked before any input is read ---

@@ -8,6 +8,7 @@
 
 #include "common/cleanup.hpp"
 #include "common/cli.hpp"
+#include "common/config.hpp"
 #include "common/selftest.hpp"
 #include "common/subcommands.hpp"
 
@@ -33,6 +34,7 @@ void print_help() {
       "  ./main selftest          the seeds' worked examples on this version\n"
       "  ./main device            what this version computes on\n"
       "  ./main --version         the version name\n"
+      "  ./main --config          the environment variables and PARVIS_TUNING keys it reads\n"
       "\n"
       "Each subcommand has --help. Results go to stdout, timings to stderr.\n"
       "Exit codes: 0 ok, 1 usage, 2 bad input, 3 runtime or device error.\n",
@@ -91,15 +93,22 @@ int dispatch(int argc, char** argv) {
     return kExitUsage;
   }
   const std::string cmd = argv[1];
+  // The environment first: a bad PARVIS_TUNING key is a usage error whatever the command.
+  if (Status s = config::check(); !s.ok()) return report_failure(s);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     print_help();
     return kExitOk;
   }
   // The commands without options take no arguments at all.
-  if ((cmd == "--version" || cmd == "version" || cmd == "selftest" || cmd == "device") && argc > 2)
+  if ((cmd == "--version" || cmd == "version" || cmd == "selftest" || cmd == "device" || cmd == "--config") &&
+      argc > 2)
     return report_failure(Status::usage(cmd + " takes no arguments, not '" + argv[2] + "'"));
   if (cmd == "--version" || cmd == "version") {
     std::printf("%s\n", kVersionName);
+    return kExitOk;
+  }
+  if (cmd == "--config") {
+    std::printf("%s", config::describe_keys().c_str());
     return kExitOk;
   }
   if (cmd == "match") return cli_match(argc - 1, argv + 1);

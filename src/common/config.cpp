@@ -1,0 +1,262 @@
+// The environment, read in one place (config.hpp says what; docs/CONFIG.md lists it).
+#include "common/config.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace parvis::config {
+namespace {
+
+enum class Kind { Flag, Int, Bytes, Real, Word };
+
+struct Key {
+  const char* name;
+  Kind kind;
+  double lo, hi;      // Int, Bytes, Real: the accepted range
+  const char* words;  // Word: the accepted values, '|' between them
+  const char* help;
+};
+
+constexpr double kMaxBytes = 4294967296.0;  // 4 GiB
+
+// The PARVIS_TUNING keys, operation by operation. Each names a field of that operation's typed
+// tuning; the defaults live beside the operation, not here.
+const Key kKeys[] = {
+    // Template matching (cuda/match/tuning.hpp, src/match/cpu_fft.cpp, src/match/cpu_fftw.cpp).
+    {"match.ntt", Kind::Flag, 0, 1, nullptr, "cuda-opt: the exact NTT where it applies (0: cuFFT with exact re-scoring)"},
+    {"match.ncc_host", Kind::Flag, 0, 1, nullptr, "cuda-opt: NCC's double expression on the host (1) or the device (0)"},
+    {"match.mapped_result", Kind::Flag, 0, 1, nullptr, "cuda-opt: the result read through mapped host memory (0: a copy)"},
+    {"match.graph", Kind::Flag, 0, 1, nullptr, "cuda-opt: the FFT pipeline replayed as a CUDA graph"},
+    {"match.direct_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt: template rows a direct block sums (default: chosen by size)"},
+    {"match.fft_tune", Kind::Flag, 0, 1, nullptr, "cuda-opt: time the candidate FFT sizes once per size (0: the smallest good size)"},
+    {"match.fft_bound_scale", Kind::Real, 1, 1e12, nullptr, "test hook: multiply the FFT rounding bound (forces re-scoring)"},
+    {"match.fft_profile", Kind::Flag, 0, 1, nullptr, "CPU FFT: print the time of each stage to stderr"},
+    {"match.fftw_buffering", Kind::Flag, 0, 1, nullptr, "FFTW's buffered solvers (0: FFTW_NO_BUFFERING, no malloc per transform)"},
+    {"match.hugepages", Kind::Flag, 0, 1, nullptr, "CPU FFT buffers advised as huge pages"},
+    // Video (cuda/video/).
+    {"video.host_convert", Kind::Flag, 0, 1, nullptr, "cuda-opt: frames made grey on the host (0: on the device)"},
+    // Integral image (cuda/integral/tuning.hpp).
+    {"integral.band_rows", Kind::Int, 1, 1 << 20, nullptr, "cuda-opt: rows a band holds at most (test hook: small bands)"},
+    {"integral.variant", Kind::Word, 0, 0, "auto|bands|lookback", "cuda-opt: the kernel"},
+    {"integral.lb_rows", Kind::Int, 1, 1 << 20, nullptr, "cuda-opt lookback: rows a tile holds"},
+    // Filter (cuda/filter/tuning.hpp).
+    {"filter.variant", Kind::Word, 0, 0, "auto|direct|sep|mma|smem|prefetch|nonvec|vec", "the kernel (names per version)"},
+    {"filter.tile_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt smem: rows a tile holds"},
+    {"filter.rb", Kind::Int, 4, 8, nullptr, "cuda-opt mma: rows a unit computes"},
+    {"filter.minb", Kind::Int, 0, 4, nullptr, "cuda-opt mma: blocks per SM in the launch bounds (0: none)"},
+    {"filter.sep_pf", Kind::Int, 1, 4, nullptr, "cuda-opt sep: rows loaded ahead"},
+    {"filter.sep_minb", Kind::Int, 0, 1, nullptr, "cuda-opt sep: tight launch bounds"},
+    {"filter.sep_lane", Kind::Int, 8, 16, nullptr, "cuda-opt sep: bytes a lane"},
+    {"filter.sep_l2pf", Kind::Int, 0, 64, nullptr, "cuda-opt sep: rows prefetched into L2"},
+    {"filter.sep_l1pf", Kind::Int, 0, 64, nullptr, "cuda-opt sep: rows prefetched into L1"},
+    {"filter.sep_bulkpf", Kind::Int, 0, 64, nullptr, "cuda-opt sep: rows bulk-prefetched"},
+    {"filter.sep_stcs", Kind::Int, 0, 1, nullptr, "cuda-opt sep: evict-first stores"},
+    {"filter.sep_rows", Kind::Int, 1, 256, nullptr, "cuda-opt sep: rows a block computes"},
+    {"filter.sep_async", Kind::Flag, 0, 1, nullptr, "cuda-opt sep: the cp.async kernel (sm_80+)"},
+    {"filter.sep_stages", Kind::Int, 3, 6, nullptr, "cuda-opt sep async: slots in the ring"},
+    // Host-to-device upload (cuda/upload/tuning.hpp); PARVIS_UPLOAD picks the mode.
+    {"upload.chunk", Kind::Bytes, 4096, 1 << 30, nullptr, "bytes a staged copy moves at once"},
+    {"upload.min", Kind::Bytes, 0, kMaxBytes, nullptr, "smallest upload that is staged (below: pageable)"},
+    {"upload.linear", Kind::Bytes, 0, kMaxBytes, nullptr, "largest upload copied linearly"},
+    {"upload.pinned", Kind::Bytes, 0, kMaxBytes, nullptr, "pinned staging bytes"},
+    {"upload.2d", Kind::Flag, 0, 1, nullptr, "strided copies as 2D copies"},
+    {"upload.warm", Kind::Flag, 0, 1, nullptr, "staging slots touched before the first upload"},
+    {"upload.ahead", Kind::Flag, 0, 1, nullptr, "context and slots made while the input is read"},
+    {"upload.trace", Kind::Flag, 0, 1, nullptr, "print each upload's timeline to stderr"},
+    {"upload.nt", Kind::Flag, 0, 1, nullptr, "non-temporal stores into the staging slots"},
+    {"upload.onepass", Kind::Flag, 0, 1, nullptr, "one pass over the source per slot"},
+    {"upload.pull", Kind::Flag, 0, 1, nullptr, "workers pull pieces as they free up"},
+    {"upload.touch", Kind::Flag, 0, 1, nullptr, "source pages touched before the copy"},
+    {"upload.piece", Kind::Bytes, 4096, 1 << 30, nullptr, "bytes a worker copies at once"},
+    {"upload.batch", Kind::Bytes, 0, 1 << 30, nullptr, "bytes gathered before a copy is issued"},
+    {"upload.readahead", Kind::Bytes, 0, 1 << 30, nullptr, "bytes read ahead of the copy"},
+    {"upload.hot", Kind::Int, 0, 1000, nullptr, "ms the worker pool stays awake after a call"},
+    {"upload.spin", Kind::Int, 0, 1000000, nullptr, "µs a worker spins before it sleeps"},
+    {"upload.threads", Kind::Int, 1, 64, nullptr, "copy threads"},
+    {"upload.slots", Kind::Int, 1, 8, nullptr, "staging slots"},
+};
+
+struct UserVar {
+  Var var;
+  const char* name;
+  const char* words;  // nullptr: any text
+  const char* help;
+};
+
+const UserVar kVars[] = {
+    {Var::Simd, "PARVIS_SIMD", "scalar|sse2|avx2", "caps the CPU instruction set (simd, omp)"},
+    {Var::FftwWisdom, "PARVIS_FFTW_WISDOM", nullptr,
+     "FFTW's wisdom file (default ~/.cache/parvis/fftw-wisdom; empty, 0 or off: none)"},
+    {Var::FftwPlanning, "PARVIS_FFTW_PLANNING", "estimate|measure|patient", "how FFTW plans a new size"},
+    {Var::Gray, "PARVIS_GRAY", "host|device", "cuda-opt: who makes an RGB source grey"},
+    {Var::Upload, "PARVIS_UPLOAD", "auto|pageable|staged|direct|chunked|whole|register|linear",
+     "cuda-opt: how images reach the GPU"},
+    {Var::Tuning, "PARVIS_TUNING", nullptr, "key=value,... : the tuning fields below (tests, benchmarks)"},
+};
+
+const char* const kSystemVars[] = {"HOME", "XDG_CACHE_HOME", "PATH", "TMPDIR", "OMP_NUM_THREADS"};
+
+const Key* find_key(const std::string& name) {
+  for (const Key& k : kKeys)
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+bool word_in(const std::string& v, const char* words) {
+  const char* p = words;
+  while (*p) {
+    const char* bar = std::strchr(p, '|');
+    const size_t n = bar ? size_t(bar - p) : std::strlen(p);
+    if (v.size() == n && v.compare(0, n, p, n) == 0) return true;
+    if (!bar) break;
+    p = bar + 1;
+  }
+  return false;
+}
+
+std::string range_text(const Key& k) {
+  char buf[96];
+  switch (k.kind) {
+    case Kind::Flag: return "0 or 1";
+    case Kind::Word: return std::string("one of ") + k.words;
+    case Kind::Int: std::snprintf(buf, sizeof buf, "an integer in %.0f..%.0f", k.lo, k.hi); return buf;
+    case Kind::Bytes: std::snprintf(buf, sizeof buf, "bytes in %.0f..%.0f (K and M suffixes)", k.lo, k.hi); return buf;
+    case Kind::Real: std::snprintf(buf, sizeof buf, "a number in %g..%g", k.lo, k.hi); return buf;
+  }
+  return "?";
+}
+
+// The value of `text` for key `k`, or false when it is not one.
+bool parse_value(const Key& k, const std::string& text, double* out) {
+  if (k.kind == Kind::Word) return word_in(text, k.words) ? (*out = 0, true) : false;
+  if (text.empty()) return false;
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = 0;
+  if (k.kind == Kind::Real) {
+    v = std::strtod(s, &end);
+  } else {
+    if (!(*s >= '0' && *s <= '9')) return false;
+    const unsigned long long n = std::strtoull(s, &end, 10);
+    v = double(n);
+    if (k.kind == Kind::Bytes && (*end == 'K' || *end == 'k')) v *= 1024, ++end;
+    else if (k.kind == Kind::Bytes && (*end == 'M' || *end == 'm')) v *= 1024.0 * 1024, ++end;
+  }
+  if (errno != 0 || end == s || *end != 0 || !(v >= k.lo && v <= k.hi)) return false;
+  *out = v;
+  return true;
+}
+
+struct Parsed {
+  Status status;
+  std::map<std::string, std::string> values;  // key -> its text, as given
+};
+
+// PARVIS_TUNING, parsed once.
+const Parsed& parsed() {
+  static Parsed p;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = get(Var::Tuning);
+    if (!env) return;
+    const std::string all(env);
+    size_t at = 0;
+    while (at <= all.size()) {
+      size_t comma = all.find(',', at);
+      if (comma == std::string::npos) comma = all.size();
+      const std::string item = all.substr(at, comma - at);
+      at = comma + 1;
+      if (item.empty()) continue;
+      const size_t eq = item.find('=');
+      const std::string name = item.substr(0, eq);
+      const Key* k = find_key(name);
+      if (!k) {
+        p.status = Status::usage("PARVIS_TUNING: unknown key '" + name + "' (./main --config lists them)");
+        return;
+      }
+      const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+      double v = 0;
+      if (eq == std::string::npos || !parse_value(*k, value, &v)) {
+        p.status = Status::usage("PARVIS_TUNING: " + name + " must be " + range_text(*k) + ", not '" + value + "'");
+        return;
+      }
+      p.values[name] = value;
+    }
+  });
+  return p;
+}
+
+// The key's text, or nullptr when unset; aborts on a key the table lacks (a programming error).
+const char* lookup(const char* key, const Key** k) {
+  *k = find_key(key);
+  if (!*k) {
+    std::fprintf(stderr, "parvis: internal error: tuning key '%s' is not in config.cpp's table\n", key);
+    std::abort();
+  }
+  const Parsed& p = parsed();
+  if (!p.status.ok()) return nullptr;
+  auto it = p.values.find(key);
+  return it == p.values.end() ? nullptr : it->second.c_str();
+}
+
+double number(const char* key, double fallback) {
+  const Key* k = nullptr;
+  const char* text = lookup(key, &k);
+  double v = 0;
+  return text && parse_value(*k, text, &v) ? v : fallback;
+}
+
+}  // namespace
+
+const char* get(Var v) {
+  for (const UserVar& u : kVars)
+    if (u.var == v) return std::getenv(u.name);
+  return nullptr;
+}
+
+const char* system(const char* name) {
+  for (const char* s : kSystemVars)
+    if (std::strcmp(s, name) == 0) return std::getenv(name);
+  std::fprintf(stderr, "parvis: internal error: '%s' is not a variable config.cpp reads\n", name);
+  std::abort();
+}
+
+Status check() {
+  for (const UserVar& u : kVars) {
+    const char* v = std::getenv(u.name);
+    if (v && *v && u.words && !word_in(v, u.words))
+      return Status::usage(std::string(u.name) + " must be one of " + u.words + ", not '" + v + "'");
+  }
+  return parsed().status;
+}
+
+bool tuning_set(const char* key) {
+  const Key* k = nullptr;
+  return lookup(key, &k) != nullptr;
+}
+bool tuning_flag(const char* key, bool fallback) { return number(key, fallback ? 1 : 0) != 0; }
+long long tuning_int(const char* key, long long fallback) { return (long long)number(key, double(fallback)); }
+double tuning_real(const char* key, double fallback) { return number(key, fallback); }
+std::string tuning_word(const char* key, const std::string& fallback) {
+  const Key* k = nullptr;
+  const char* text = lookup(key, &k);
+  return text ? std::string(text) : fallback;
+}
+
+std::string describe_keys() {
+  std::string s = "variables:\n";
+  for (const UserVar& u : kVars) {
+    s += "  " + std::string(u.name) + "  " + (u.words ? std::string(u.words) : std::string("(text)")) + "  " +
+         u.help + "\n";
+  }
+  s += "PARVIS_TUNING keys:\n";
+  for (const Key& k : kKeys) s += "  " + std::string(k.name) + "  " + range_text(k) + "  " + k.help + "\n";
+  return s;
+}
+
+}  // namespace parvis::config

@@ -17,8 +17,9 @@
 # and src/<op>/none.cpp ("<op> is not implemented in <version>") where that file is absent
 # (video's none.cpp is the host pipeline, which serves every version without a pipeline of its own).
 # A version file's parts (<name>_*.<ext> beside it, e.g. cuda/match/opt_ntt.cu) go with it.
-# src/<op>/cpu_*.cpp are linked into the CPU versions only; cuda/*.cu and cuda/<op>/*.cu that
-# are not version files into the CUDA versions only.
+# src/<op>/cpu_*.cpp are linked into the CPU versions only; cuda/*.cu, cuda/upload/*.cu (the
+# host-to-device copier and `./main bench upload`) and cuda/<op>/*.cu that are not version files
+# into the CUDA versions only.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -128,7 +129,7 @@ CORE_SRC := $(filter-out src/common/version.cpp src/common/device_cpu.cpp src/co
               $(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
 CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) src/common/device_cpu.cpp
 OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS))))))
-CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
+CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu cuda/upload/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
 APP_SRC := src/main.cpp src/common/selftest.cpp $(CORE_SRC) $(OP_SHARED_SRC)
 
 obj = $(patsubst %,$(B)/%.o,$(1))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run_upload.sh [bench upload options...]
 #
-# Runs `./main bench upload` (cuda/upload_bench.cu) on cuda-opt where a GPU answers, appends
+# Runs `./main bench upload` (cuda/upload/bench.cu) on cuda-opt where a GPU answers, appends
 # every line to bench/results/times.csv (workload "upload SIZE", method e.g. h2d-staged-2M,
 # threads, median ms) and prints, per size and direction, the best way, its GB/s, the pinned
 # floor and the pageable copy, and whether the target (>= 25 GB/s host -> device from a

@@ -96,12 +96,6 @@ class PinnedBuffer {
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   ~PinnedBuffer() { cudaFreeHost(ptr_); }
-  // Takes `ptr` (count elements from cudaMallocHost) as its memory, freeing what it held.
-  void adopt(T* ptr, size_t count) {
-    cudaFreeHost(ptr_);
-    ptr_ = ptr;
-    count_ = ptr ? count : 0;
-  }
   Status alloc(size_t count) {
     if (count <= count_ && ptr_) return Status::Ok();
     cudaFreeHost(ptr_);

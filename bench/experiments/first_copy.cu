@@ -17,7 +17,7 @@
 //   --plain      the copy by memcpy (plain stores), else streamed
 //   --threads N, --piece KIB, --iters N, --bytes N, --blocks N (the pull's grid)
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/first_copy.cu \
-//        cuda/upload_kernels.cu -o /tmp/fc && /tmp/fc --evict 64
+//        cuda/upload/kernels.cu -o /tmp/fc && /tmp/fc --evict 64
 // H100 host, 1.36 MB, 12 threads, medians of 6-7 processes (docs/decisions/011): the first
 // upload's workers copy at 3.6-4.6 GB/s each whatever the source's state
 // (just written, --evict, --tlb, --pf, --plain), at 9.6-10.2 after --share, and later uploads
@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "common.cuh"
-#include "slot_writer.hpp"
-#include "upload_kernels.cuh"
-#include "upload_pool.hpp"
+#include "upload/slot_writer.hpp"
+#include "upload/kernels.cuh"
+#include "upload/pool.hpp"
 
 namespace parvis::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // Experiment (issue 14, the one call's upload): the pull's launch took 6-13 µs of the caller's
-// time on the H100 host (PARVIS_UPLOAD_TRACE), and the kernel ran ~3 µs after it returned. Is a
+// time on the H100 host (upload.trace), and the kernel ran ~3 µs after it returned. Is a
 // graph's launch cheaper than a kernel's? The host time of each API call (steady_clock), the
 // first in the process and the median of the next 30, on a non-blocking stream, each launch
 // waited for before the next; with the other cores idle and with 12 threads spinning (as the

@@ -3,7 +3,7 @@
 // pull is slower than the host's copy (30-40 GB/s on the H100 host), the pieces wait for the GPU
 // and the last ones make the tail. Median of 25 runs each, CUDA events.
 //   nvcc -O2 -std=c++17 -arch=sm_90 -Isrc -Icuda bench/experiments/pull_rate.cu \
-//        cuda/upload_kernels.cu -o /tmp/pr && /tmp/pr
+//        cuda/upload/kernels.cu -o /tmp/pr && /tmp/pr
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 
 #include "common.cuh"
 #include "experiment.cuh"
-#include "upload_kernels.cuh"
+#include "upload/kernels.cuh"
 
 namespace parvis::cuda {
 namespace {

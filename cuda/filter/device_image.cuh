@@ -1,5 +1,5 @@
 // What both CUDA filter versions share: the image pair on the GPU (input and output, rows `pitch`
-// bytes apart), the staged copier to and from the host (cuda/staged_upload.cuh), a stream and the events that time each step, the
+// bytes apart), the staged copier to and from the host (cuda/upload/upload.hpp), a stream and the events that time each step, the
 // divisor of the exact finish, and the checks of the prepared filter's arguments.
 #pragma once
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include "common.cuh"
 #include "filter/filter.hpp"
-#include "staged_upload.cuh"
+#include "upload/upload.hpp"
 
 namespace parvis::filter::cuda_filter {
 
@@ -80,9 +80,7 @@ class DeviceImages {
     pitch_ = (row_bytes_ + pitch_align - 1) & ~(pitch_align - 1);
     PARVIS_TRY(in_.alloc(pitch_ * size_t(height)));
     PARVIS_TRY(out_.alloc(pitch_ * size_t(height)));
-    cuda::TransferConfig how;
-    PARVIS_TRY(cuda::transfer_config_from_env(&how));
-    PARVIS_TRY(copier_.init(how));
+    PARVIS_TRY(copier_.init(cuda::upload_tuning()));
     PARVIS_TRY(copier_.prepare(row_bytes_, size_t(height), pitch_));  // pinned slots, once per filter
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&ev_[0]));
@@ -99,7 +97,7 @@ class DeviceImages {
     return Status::Ok();
   }
 
-  // Host rows -> GPU by the StagedCopier (cuda/staged_upload.cuh, PARVIS_UPLOAD). upload_ms: the
+  // Host rows -> GPU by the StagedCopier (cuda/upload/upload.hpp). upload_ms: the
   // wall time until the copy is done.
   Status upload(const Image& img, Timings* t) {
     PARVIS_TRY(check_shape(img));

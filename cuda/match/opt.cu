@@ -166,9 +166,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
       return Status::usage(std::string("PARVIS_GRAY must be host or device, not '") + g + "'");
     m->gray_device = std::strcmp(g, "device") == 0;
   }
-  cuda::TransferConfig upload;
-  PARVIS_TRY(cuda::transfer_config_from_env(&upload));
-  PARVIS_TRY(m->copier.init(upload));
+  PARVIS_TRY(m->copier.init(cuda::upload_tuning()));
   *out = std::move(m);
   return Status::Ok();
 }
@@ -176,8 +174,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
 namespace opt {
 
 // ---- upload: the user's pageable image -> d_src ---------------------------------------------------
-// By the matcher's StagedCopier (cuda/staged_upload.cuh: PARVIS_UPLOAD=auto|pageable|staged|
-// register and its knobs, read once in matcher_create; pinned slots allocated per source size).
+// By the matcher's StagedCopier (cuda/upload/upload.hpp; its tuning, PARVIS_UPLOAD and the
+// upload.* keys, read once; pinned memory allocated per source size).
 // Rows past W in d_src stay zero in every mode (set once per size; the copies write W bytes).
 // An RGB source (matcher_run_rgb) goes as its RGB bytes, made grey on the GPU (gray_of).
 namespace {
@@ -398,7 +396,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->w, m->h));
   // The pixels the upload takes, read ahead by the copier's threads on a new size (a single
-  // call's first upload; cuda/staged_upload.cuh): no thread reads them after this returns.
+  // call's first upload; cuda/upload/upload.hpp): no thread reads them after this returns.
   const Image* host = m->source_on_device ? nullptr : m->rgb_source ? m->rgb_source : &gray_source;
   struct EndReadAhead {
     cuda::StagedCopier* copier;
@@ -420,6 +418,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     method = choose(*m, &out->explain);
   else
     out->explain.assign(method_name(method)).append(", as asked");
+  if (host) out->explain.append("; upload: ").append(m->copier.tuning().describe());
   // The normed metrics on the device (opt_normed.cu); PARVIS_NCC_HOST=1: on the host, as before.
   if (is_normed(m->asked.metric) && !env_flag("PARVIS_NCC_HOST") && normed_device_fits(*m))
     return run_normed(*m, gray_source, out);
@@ -458,10 +457,6 @@ Status matcher_run_device(Matcher* m, Result* out) {
   m->source_on_device = false;
   return s;
 }
-
-// ---- work before the images are read (match.hpp): the upload's slots pinned ahead -------------
-void ahead_start() { cuda::upload_ahead_start(); }
-void ahead_finish() { cuda::upload_ahead_finish(); }
 
 // ---- an RGB source made grey on the GPU (match.hpp) ----------------------------------------------
 Status matcher_gray_on_device(Matcher* m, int W, int H, bool* on_device) {

@@ -22,7 +22,7 @@
 #include "match/match_common.hpp"
 #include "match/ntt.hpp"
 #include "scan.cuh"
-#include "staged_upload.cuh"
+#include "upload/upload.hpp"
 
 namespace parvis::match {
 
@@ -141,7 +141,7 @@ struct Matcher {
   int W = 0, H = 0;
   size_t pitch = 0;
   DeviceBuffer<uint8_t> d_src;
-  cuda::StagedCopier copier;       // the user's pageable source -> d_src (PARVIS_UPLOAD)
+  cuda::StagedCopier copier;       // the user's pageable source -> d_src (cuda/upload/tuning.hpp)
   cuda::TransferInfo upload_info;  // how the last upload went
   bool source_on_device = false;  // matcher_run_device: d_src is already written, no upload
   bool gray_device = true;         // PARVIS_GRAY=device (default) | host: who makes an RGB source's grey

@@ -67,7 +67,7 @@ struct Timings {
   double upload_ms = -1;
   double compute_ms = 0;
   double download_ms = -1;
-  // The upload's bytes and how they went (cuda/staged_upload.cuh), when a version says: the
+  // The upload's bytes and how they went (cuda/upload/upload.hpp), when a version says: the
   // timing line adds GB/s.
   double upload_bytes = 0;
   std::string upload_how;

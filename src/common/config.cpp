@@ -58,26 +58,16 @@ const Key kKeys[] = {
     {"filter.sep_rows", Kind::Int, 1, 256, nullptr, "cuda-opt sep: rows a block computes"},
     {"filter.sep_async", Kind::Flag, 0, 1, nullptr, "cuda-opt sep: the cp.async kernel (sm_80+)"},
     {"filter.sep_stages", Kind::Int, 3, 6, nullptr, "cuda-opt sep async: slots in the ring"},
-    // Host-to-device upload (cuda/upload/tuning.hpp); PARVIS_UPLOAD picks the mode.
-    {"upload.chunk", Kind::Bytes, 4096, 1 << 30, nullptr, "bytes a staged copy moves at once"},
-    {"upload.min", Kind::Bytes, 0, kMaxBytes, nullptr, "smallest upload that is staged (below: pageable)"},
-    {"upload.linear", Kind::Bytes, 0, kMaxBytes, nullptr, "largest upload copied linearly"},
-    {"upload.pinned", Kind::Bytes, 0, kMaxBytes, nullptr, "pinned staging bytes"},
-    {"upload.2d", Kind::Flag, 0, 1, nullptr, "strided copies as 2D copies"},
-    {"upload.warm", Kind::Flag, 0, 1, nullptr, "staging slots touched before the first upload"},
-    {"upload.ahead", Kind::Flag, 0, 1, nullptr, "context and slots made while the input is read"},
-    {"upload.trace", Kind::Flag, 0, 1, nullptr, "print each upload's timeline to stderr"},
-    {"upload.nt", Kind::Flag, 0, 1, nullptr, "non-temporal stores into the staging slots"},
-    {"upload.onepass", Kind::Flag, 0, 1, nullptr, "one pass over the source per slot"},
-    {"upload.pull", Kind::Flag, 0, 1, nullptr, "workers pull pieces as they free up"},
-    {"upload.touch", Kind::Flag, 0, 1, nullptr, "source pages touched before the copy"},
-    {"upload.piece", Kind::Bytes, 4096, 1 << 30, nullptr, "bytes a worker copies at once"},
-    {"upload.batch", Kind::Bytes, 0, 1 << 30, nullptr, "bytes gathered before a copy is issued"},
-    {"upload.readahead", Kind::Bytes, 0, 1 << 30, nullptr, "bytes read ahead of the copy"},
-    {"upload.hot", Kind::Int, 0, 1000, nullptr, "ms the worker pool stays awake after a call"},
-    {"upload.spin", Kind::Int, 0, 1000000, nullptr, "µs a worker spins before it sleeps"},
-    {"upload.threads", Kind::Int, 1, 64, nullptr, "copy threads"},
-    {"upload.slots", Kind::Int, 1, 8, nullptr, "staging slots"},
+    // Host-to-device upload (cuda/upload/tuning.hpp, UploadTuning); PARVIS_UPLOAD picks the mode.
+    {"upload.threads", Kind::Int, 1, 64, nullptr, "host threads of a staged copy, the caller included"},
+    {"upload.min", Kind::Bytes, 0, kMaxBytes, nullptr, "auto's copies below this many bytes stay on the calling thread"},
+    {"upload.piece", Kind::Bytes, 4096, 1 << 30, nullptr, "the largest piece of a one-pass upload"},
+    {"upload.chunk", Kind::Bytes, 4096, 1 << 30, nullptr, "the largest piece of the slots (split rows, images past one pass, downloads)"},
+    {"upload.pinned", Kind::Bytes, 0, kMaxBytes, nullptr, "the most pinned bytes of a copier (0: no cap)"},
+    {"upload.readahead", Kind::Bytes, 0, 1 << 30, nullptr, "bytes of the next source each worker keeps in its cache (0: none)"},
+    {"upload.hot", Kind::Int, 0, 1000, nullptr, "ms the copier's threads stay awake after prepare"},
+    {"upload.nt", Kind::Flag, 0, 1, nullptr, "pinned memory written by non-temporal stores (0: memcpy)"},
+    {"upload.trace", Kind::Flag, 0, 1, nullptr, "print each staged upload's timeline on stderr"},
 };
 
 struct UserVar {
@@ -93,8 +83,7 @@ const UserVar kVars[] = {
      "FFTW's wisdom file (default ~/.cache/parvis/fftw-wisdom; empty, 0 or off: none)"},
     {Var::FftwPlanning, "PARVIS_FFTW_PLANNING", "estimate|measure|patient", "how FFTW plans a new size"},
     {Var::Gray, "PARVIS_GRAY", "host|device", "cuda-opt: who makes an RGB source grey"},
-    {Var::Upload, "PARVIS_UPLOAD", "auto|pageable|staged|direct|chunked|whole|register|linear",
-     "cuda-opt: how images reach the GPU"},
+    {Var::Upload, "PARVIS_UPLOAD", "auto|pageable|staged", "cuda-opt (and cuda-naive's filter): how images reach the GPU"},
     {Var::Tuning, "PARVIS_TUNING", nullptr, "key=value,... : the tuning fields below (tests, benchmarks)"},
 };
 

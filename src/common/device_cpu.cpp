@@ -12,7 +12,7 @@ Status device_describe(std::string* name) {
   return Status::Ok();
 }
 
-// The host link is a CUDA version's (cuda/upload_bench.cu).
+// The host link is a CUDA version's (cuda/upload/bench.cu).
 int bench_upload(int, char**) {
   return report_failure(Status::runtime(std::string("bench upload is not implemented in ") +
                                         kVersionName + " (CUDA versions only: the host link)"));

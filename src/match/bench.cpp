@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/config.hpp"
 #include "common/splitmix.hpp"
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
@@ -372,8 +373,8 @@ int bench_match(int argc, char** argv) {
       std::printf("%s %s %s %s %.3f %zu %d %d %s %s\n", kVersionName, wl.name, method,
                   threads.c_str(), median, n, b.x, b.y, score, used);
       if (gpu && !upload.empty()) {
-        // cuda-opt's PARVIS_UPLOAD mode (whole, chunked, direct, register) names the line.
-        const char* mode = std::getenv("PARVIS_UPLOAD");
+        // cuda-opt's PARVIS_UPLOAD mode (pageable, staged), where set, names the line.
+        const char* mode = config::get(config::Var::Upload);
         print_part(wl.name, method, mode && *mode ? std::string("upload-") + mode : "upload",
                    median_of(upload), upload.size(), used);
         print_part(wl.name, method, "compute", median_of(compute), compute.size(), used);

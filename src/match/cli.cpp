@@ -464,7 +464,6 @@ int cli_match(int argc, char** argv) {
   if (!s.ok()) return report_failure(s);
 
   const double t0 = now_ms();
-  const match::AheadScope ahead;  // cuda-opt, PARVIS_UPLOAD_AHEAD=1: context and slots meanwhile
   Image source, tpl;
   s = image_read(pos[0], &source);
   if (s.ok()) s = image_read(pos[1], &tpl);

@@ -90,8 +90,6 @@ __attribute__((weak)) Status matcher_gray_on_device(Matcher*, int, int, bool* on
 __attribute__((weak)) Status matcher_run_rgb(Matcher* matcher, const Image& rgb_source, Result* out) {
   return matcher_run(matcher, to_gray(rgb_source), out);
 }
-__attribute__((weak)) void ahead_start() {}
-__attribute__((weak)) void ahead_finish() {}
 
 // The heap is ordered so that its front is the worst kept position: `better` as "less".
 void TopK::offer(const Position& p) {

@@ -94,19 +94,6 @@ Status matcher_gray_on_device(Matcher* matcher, int W, int H, bool* on_device);
 // matcher_run on the grey of `rgb_source` (3 channels), made as matcher_gray_on_device says.
 Status matcher_run_rgb(Matcher* matcher, const Image& rgb_source, Result* out);
 
-// Work a version may start on a thread before a single call reads its images, and its end
-// (joined; what no matcher took, freed) before the call returns: cuda-opt with
-// PARVIS_UPLOAD_AHEAD=1 creates the CUDA context and pins the upload's slots while the images
-// are decoded (cuda/staged_upload.cuh, upload_ahead_start). Every other version: nothing.
-void ahead_start();
-void ahead_finish();
-struct AheadScope {
-  AheadScope() { ahead_start(); }
-  ~AheadScope() { ahead_finish(); }
-  AheadScope(const AheadScope&) = delete;
-  AheadScope& operator=(const AheadScope&) = delete;
-};
-
 // The rows of seed 000's stage table (Timings::Stage::group), shared by the CUDA versions
 // and the bench.
 inline constexpr const char* kStageIntegralSource = "integral of the source";

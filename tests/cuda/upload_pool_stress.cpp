@@ -1,4 +1,4 @@
-// The staged copier's thread pool (cuda/upload_pool.hpp) under stress, on the host: jobs of
+// The staged copier's thread pool (cuda/upload/pool.hpp) under stress, on the host: jobs of
 // 1-8 workers sharing pieces from a counter, some workers slow, background jobs posted between
 // them (with and without the hot window), idle steps (Pool::set_idle, as the copier reads its
 // next source ahead) stopped before each job and ended after it. Every piece must be done exactly
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "upload_pool.hpp"
+#include "upload/pool.hpp"
 
 int main() {
   parvis::cuda::upload::Pool pool;

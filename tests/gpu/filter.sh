@@ -81,16 +81,17 @@ if [[ " $OPT_VARIANTS " == *" sep "* ]]; then
 fi
 wait "${pids[@]}"
 
-# The copies to the GPU and back (issue 14, cuda/staged_upload.cuh): the filterupload cases
-# (1x1, 7x3 RGB, 1327x1025 RGB, 3840x2161) under each PARVIS_UPLOAD mode, and memcheck under
-# staged with 5000-byte pieces and 3 threads (pieces that divide no row count).
-for mode in pageable staged register linear; do
+# The copies to the GPU and back (cuda/upload/): the filterupload cases (1x1, 7x3 RGB, 1327x1025
+# RGB, 3840x2161) under each PARVIS_UPLOAD mode, staged with 5000-byte pieces on 3 threads (pieces
+# that divide no row count) and with the pinned bytes capped, and memcheck under the odd pieces
+# and under pageable.
+for mode in pageable staged; do
   gpu_test "test-filter-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only filterupload
 done
-gpu_test test-filter-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only filterupload
-PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt filterupload odd
-gpu_test test-filter-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only filterupload
-PARVIS_UPLOAD=linear gpu_sanitize memcheck cuda-opt filterupload linear
+gpu_test test-filter-upload-odd PARVIS_UPLOAD=staged PARVIS_TUNING=upload.chunk=5000,upload.threads=3 -- cuda-opt --only filterupload
+PARVIS_UPLOAD=staged PARVIS_TUNING=upload.chunk=5000,upload.threads=3 gpu_sanitize memcheck cuda-opt filterupload odd
+gpu_test test-filter-upload-cap PARVIS_TUNING=upload.pinned=60000,upload.threads=3,upload.min=0 -- cuda-opt --only filterupload
+PARVIS_UPLOAD=pageable gpu_sanitize memcheck cuda-opt filterupload pageable
 
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # sep links filter.cpp's separate() and make_divider; the linker drops what else filter.cpp calls.

@@ -14,9 +14,10 @@
 #      (bench-mask.txt: the masked direct kernel, and cuda-opt's masked FFT / NTT against it)
 #   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
 #   tests/match_batch.sh per version: every batch equals its single calls; memcheck on them in 2)
-#   4. cuda-opt's upload (PARVIS_UPLOAD=pageable|staged|register, cuda/staged_upload.cuh): the
-#      piece plan's host test, the matchupload and matchcuda cases under each mode, memcheck under
-#      staged with odd pieces and under register, and ./main bench upload (bench-upload.txt)
+#   4. cuda-opt's upload (PARVIS_UPLOAD=auto|pageable|staged and the upload.* keys, cuda/upload/):
+#      the piece plan's and the tuning's host test, the matchupload and matchcuda cases under each
+#      mode and tuning, memcheck under staged with odd pieces and under pageable, and
+#      ./main bench upload (bench-upload.txt)
 #   5. bench/run_match_batch.sh: 8 templates / 8 sources in one call against 8 calls
 #   (cuda-opt's shared batch source and its RGB source made grey on the GPU: tests/gpu/matchbatch.sh)
 set -u
@@ -99,60 +100,50 @@ PARVIS_NO_NTT=1 bin/cuda-opt bench match --workload 640x480/64x64 --method ssd-m
   --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' | sed 's/$/ (PARVIS_NO_NTT=1)/' >>"$LOG/bench-mask.txt"
 echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 
-# cuda-opt's upload of the user's pageable image (issue 14, cuda/staged_upload.cuh): the host test
-# of the piece plan and of PARVIS_UPLOAD* parsing; the matchupload (1x1, 7x3, 1327x1025 RGB,
-# 3840x2161) and matchcuda cases under each mode (staged also with 5000-byte pieces and 3
-# threads: pieces that divide no row count); memcheck on the matchupload cases under staged with
-# odd pieces; then ./main bench upload (bench-upload.txt: GB/s of every way at 0.26-100 MB, the
-# numbers that choose auto's threshold, the chunk and the threads; docs/decisions/006, 010).
-emulate upload-pieces tests/cuda/upload_pieces.cu cuda/staged_upload_plan.cu
+# cuda-opt's upload of the user's pageable image (cuda/upload/): the host test of the piece plan
+# and of the tuning's reading; the matchupload (1x1, 7x3, 1327x1025 RGB, 3840x2161) and matchcuda
+# cases under each mode (the default, auto, runs them in test-match and memcheck-cuda-opt-match
+# above; staged also with 5000-byte pieces and 3 threads: pieces that divide no row count) and
+# tuning; memcheck on the matchupload cases; then ./main bench upload
+# (bench-upload.txt: GB/s of every way at 0.26-100 MB, the numbers that choose auto's threshold,
+# the pieces and the threads; docs/decisions/006, 010).
+emulate upload-pieces tests/cuda/upload_pieces.cu cuda/upload/plan.cu cuda/upload/tuning.cu src/common/config.cpp
 emulate upload-pool tests/cuda/upload_pool_stress.cpp -lpthread
-for mode in pageable staged register linear; do
+for mode in pageable staged; do
   gpu_test "test-upload-$mode" PARVIS_UPLOAD=$mode -- cuda-opt --only upload
   gpu_test "test-upload-$mode-cuda" PARVIS_UPLOAD=$mode -- cuda-opt --only matchcuda
 done
-gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 -- cuda-opt --only upload
-# The pinned cap (PARVIS_UPLOAD_PINNED): 3 threads x 2 slots in 60000 bytes, pieces of 10000 bytes
-# that divide no row; and linear (one 1-D pageable copy + the repack / grey kernel) under memcheck.
-gpu_test test-upload-cap PARVIS_UPLOAD_PINNED=60000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-# The staged copier's other ways: no warm-up nor hot pool, the slots instead of one pass
-# (also with 1 and 2 threads, where the one-pass caller copies pieces itself), memcpy into them.
-gpu_test test-upload-cold PARVIS_UPLOAD_WARM=0 PARVIS_UPLOAD_HOT=0 -- cuda-opt --only upload
-gpu_test test-upload-slots PARVIS_UPLOAD_ONEPASS=0 -- cuda-opt --only upload
-gpu_test test-upload-1thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=1 -- cuda-opt --only upload
-gpu_test test-upload-2thr PARVIS_UPLOAD=staged PARVIS_UPLOAD_THREADS=2 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-gpu_test test-upload-memcpy PARVIS_UPLOAD_NT=0 -- cuda-opt --only upload
-# 8 threads (the default before 12, and what an 8-thread host gets); the trace's run (its events
-# and the pull's clock on the stream must leave the bits as they are).
-gpu_test test-upload-8thr PARVIS_UPLOAD_THREADS=8 -- cuda-opt --only upload
-gpu_test test-upload-trace PARVIS_UPLOAD_TRACE=1 -- cuda-opt --only matchupload
+gpu_test test-upload-odd PARVIS_UPLOAD=staged PARVIS_TUNING=upload.chunk=5000,upload.threads=3 -- cuda-opt --only upload
+# The pinned cap: 3 threads x 2 slots in 60000 bytes, pieces of 10000 bytes that divide no row
+# (every size past 60000 bytes through the slots); 12 threads in 1 MiB (the slots with padded
+# rows and the RGB pieces' conversion on every worker, as one pass did not fit).
+gpu_test test-upload-cap PARVIS_TUNING=upload.pinned=60000,upload.threads=3,upload.min=0 -- cuda-opt --only upload
+gpu_test test-upload-slots PARVIS_TUNING=upload.pinned=1M -- cuda-opt --only upload
+# The pool asleep at the copy (no hot window after prepare); staged on 1 and 2 threads (the
+# one-pass caller copies pieces too); memcpy into the pinned memory (a host without SSE2).
+gpu_test test-upload-cold PARVIS_TUNING=upload.hot=0 -- cuda-opt --only upload
+gpu_test test-upload-1thr PARVIS_UPLOAD=staged PARVIS_TUNING=upload.threads=1 -- cuda-opt --only upload
+gpu_test test-upload-2thr PARVIS_UPLOAD=staged PARVIS_TUNING=upload.threads=2,upload.min=0 -- cuda-opt --only upload
+gpu_test test-upload-memcpy PARVIS_TUNING=upload.nt=0 -- cuda-opt --only upload
+# 8 threads (what an 8-thread host gets); the trace's run (its events and the pull's clock on the
+# stream must leave the bits as they are).
+gpu_test test-upload-8thr PARVIS_TUNING=upload.threads=8 -- cuda-opt --only upload
+gpu_test test-upload-trace PARVIS_TUNING=upload.trace=1 -- cuda-opt --only matchupload
 # The source read ahead by the copy's threads (the default reads sources of up to 3/4 of the L2
 # whole): off; in slices of at most 512 KiB a thread (1.36 and 4.08 MB sliced, 8.3 MB not read);
 # every size whole.
-gpu_test test-upload-noreadahead PARVIS_UPLOAD_READAHEAD=0 -- cuda-opt --only upload
-gpu_test test-upload-readslices PARVIS_UPLOAD_READAHEAD=512K -- cuda-opt --only upload
-gpu_test test-upload-readall PARVIS_UPLOAD_READAHEAD=64M -- cuda-opt --only upload
-PARVIS_UPLOAD_READAHEAD=512K gpu_sanitize memcheck cuda-opt matchupload readslices
-# One pass with odd pieces and claims, pulled by the GPU (the default) and by DMAs: 5000-byte
-# pieces (up to 52 a claim), the DMAs issued as they are ready; 4 KiB pieces whose DMAs wait for
-# 100000 bytes in a row; the DMAs with the default pieces; memcheck on the DMAs.
-gpu_test test-upload-claims PARVIS_UPLOAD=staged PARVIS_UPLOAD_PIECE=5000 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-gpu_test test-upload-claims-dma PARVIS_UPLOAD_PULL=0 PARVIS_UPLOAD=staged PARVIS_UPLOAD_PIECE=5000 PARVIS_UPLOAD_BATCH=0 PARVIS_UPLOAD_THREADS=3 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-gpu_test test-upload-batch-dma PARVIS_UPLOAD_PULL=0 PARVIS_UPLOAD_PIECE=4K PARVIS_UPLOAD_BATCH=100000 PARVIS_UPLOAD_MIN=0 -- cuda-opt --only upload
-gpu_test test-upload-dma PARVIS_UPLOAD_PULL=0 -- cuda-opt --only upload
-gpu_test test-upload-dma-cuda PARVIS_UPLOAD_PULL=0 -- cuda-opt --only matchcuda
-PARVIS_UPLOAD_PULL=0 gpu_sanitize memcheck cuda-opt matchupload dma
-# Slots pinned ahead (a thread creates the context and pins while the images are decoded): the
-# upload cases, the error cases (the call returns while the thread may still run: joined first)
-# and memcheck.
-gpu_test test-upload-ahead PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only upload
-gpu_test test-ahead-errors PARVIS_UPLOAD_AHEAD=1 -- cuda-opt --only match_err
-PARVIS_UPLOAD_AHEAD=1 gpu_sanitize memcheck cuda-opt matchupload ahead
-gpu_test test-upload-autolinear PARVIS_UPLOAD_LINEAR=4M -- cuda-opt --only upload  # <= 4 MiB linear, the rest staged
-gpu_test test-upload-linear-hostgrey PARVIS_UPLOAD=linear PARVIS_GRAY=host -- cuda-opt --only matchupload
-PARVIS_UPLOAD=linear gpu_sanitize memcheck cuda-opt matchupload linear
-PARVIS_UPLOAD=staged PARVIS_UPLOAD_CHUNK=5000 PARVIS_UPLOAD_THREADS=3 gpu_sanitize memcheck cuda-opt matchupload odd
-PARVIS_UPLOAD=register gpu_sanitize memcheck cuda-opt matchupload register
+gpu_test test-upload-noreadahead PARVIS_TUNING=upload.readahead=0 -- cuda-opt --only upload
+gpu_test test-upload-readslices PARVIS_TUNING=upload.readahead=512K -- cuda-opt --only upload
+gpu_test test-upload-readall PARVIS_TUNING=upload.readahead=64M -- cuda-opt --only upload
+PARVIS_TUNING=upload.readahead=512K gpu_sanitize memcheck cuda-opt matchupload readslices
+# One pass with odd pieces and claims: 5000-byte pieces (up to 52 a claim) on 3 threads; 4 KiB
+# pieces (more pieces than the pull has blocks).
+gpu_test test-upload-claims PARVIS_UPLOAD=staged PARVIS_TUNING=upload.piece=5000,upload.threads=3,upload.min=0 -- cuda-opt --only upload
+gpu_test test-upload-small-pieces PARVIS_TUNING=upload.piece=4K,upload.min=0 -- cuda-opt --only upload
+# The pageable copy with the grey made on the host (odd grey widths, 2-D copies) and its memcheck.
+gpu_test test-upload-pageable-hostgrey PARVIS_UPLOAD=pageable PARVIS_GRAY=host -- cuda-opt --only matchupload
+PARVIS_UPLOAD=staged PARVIS_TUNING=upload.chunk=5000,upload.threads=3 gpu_sanitize memcheck cuda-opt matchupload odd
+PARVIS_UPLOAD=pageable gpu_sanitize memcheck cuda-opt matchupload pageable
 bin/cuda-opt bench upload --seconds ${UPLOAD_BENCH_SECONDS:-0.1} >"$LOG/bench-upload.txt" 2>"$LOG/bench-upload.err"
 echo "bench upload: exit $? (see $LOG/bench-upload.txt)"
 

@@ -1,5 +1,5 @@
-// The staged copier's state (private to staged_upload.cu and staged_upload_one_pass.cu): its
-// workers, pinned block, scratch and pool, and the steps a copy is made of.
+// The staged copier's state (private to copier.cu and one_pass.cu): its workers, pinned block,
+// scratch and pool, and the steps a copy is made of.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -13,15 +13,16 @@
 #include <vector>
 
 #include "common.cuh"
-#include "slot_writer.hpp"
-#include "staged_upload.cuh"
-#include "upload_kernels.cuh"
-#include "upload_pool.hpp"
-#include "upload_trace.hpp"
+#include "upload/kernels.cuh"
+#include "upload/plan.hpp"
+#include "upload/pool.hpp"
+#include "upload/slot_writer.hpp"
+#include "upload/trace.hpp"
+#include "upload/upload.hpp"
 
 namespace parvis::cuda {
 
-// ---- the workers (the thread pool: upload_pool.hpp) ----------------------------------------------
+// ---- the workers (the thread pool: pool.hpp) ----------------------------------------------
 namespace upload {
 
 struct Worker {
@@ -37,14 +38,13 @@ struct Worker {
 using upload::fill_piece;
 using upload::fill_rows;
 using upload::launch_gray;
-using upload::launch_repack;
 using upload::SlotWriter;
 using upload::unpack;
 using upload::UploadTrace;
 using upload::Worker;
 
 struct StagedCopier::Impl {
-  TransferConfig cfg;
+  UploadTuning cfg = upload_tuning();
   bool ready = false;
   int device = 0;
   cudaEvent_t start = nullptr;
@@ -60,20 +60,19 @@ struct StagedCopier::Impl {
   size_t slot_bytes = 0, dev_slot_bytes = 0;
   int slot_workers = 0, dev_slot_workers = 0;
   UploadTrace::Clock::time_point prepared_at = UploadTrace::Clock::now();  // for the trace
-  // pageable / register RGB -> grey and linear: the rows on the device before their conversion
-  // or repack; scratch_done: recorded after the last work that reads it.
+  // An RGB upload's rows on the device before their conversion (pageable, one pass);
+  // scratch_done: recorded after the last work that reads it.
   DeviceBuffer<uint8_t> scratch;
   cudaEvent_t scratch_done = nullptr;
-  // The pull (TransferConfig::pull): a flag per piece in mapped pinned memory, the number of the
-  // last pull (a piece is ready when its flag equals it; never 0, the flags' first value) and
-  // the block's device address.
+  // The one-pass pull: a flag per piece in mapped pinned memory, the number of the last pull (a
+  // piece is ready when its flag equals it; never 0, the flags' first value) and the block's
+  // device address.
   PinnedBuffer<unsigned> pull_flags;
   unsigned* pull_flags_dev = nullptr;
   unsigned pull_seq = 0;
   const uint8_t* pull_block_of = nullptr;
   const uint8_t* pull_block_dev = nullptr;
-  bool pulled = false;  // the last one-pass upload was pulled (for its report)
-  cudaEvent_t trace_ev[3] = {};  // PARVIS_UPLOAD_TRACE's GPU times (UploadTrace::gpu)
+  cudaEvent_t trace_ev[3] = {};  // upload.trace's GPU times (UploadTrace::gpu)
   PinnedBuffer<unsigned long long> trace_pull;  // and the pull's (UploadTrace::pull_times)
 
   ~Impl() { release(); }
@@ -108,16 +107,27 @@ struct StagedCopier::Impl {
     ready = false;
   }
 
+  // Whether copies go through the pinned memory (auto, staged) or straight from the user's rows.
+  bool staged() const { return cfg.mode != Transfer::Pageable; }
+  // A copy's report as it begins (its way and bytes), also in *info; a staged copy's end
+  // completes it.
+  TransferInfo report(size_t bytes, TransferInfo* info) const {
+    TransferInfo t;
+    t.used = staged() ? Transfer::Staged : Transfer::Pageable;
+    t.bytes = bytes;
+    if (info) *info = t;
+    return t;
+  }
   // The threads a copy of `bytes` takes: auto's small copies stay on the calling thread.
   int threads_for(size_t bytes) const {
     if (cfg.mode != Transfer::Auto) return cfg.threads;
-    if (bytes < cfg.staged_min) return 1;  // first: PARVIS_UPLOAD_MIN may exceed staged_all
-    return bytes >= cfg.staged_all ? cfg.threads : std::min(cfg.threads, 4);
+    if (bytes < cfg.staged_min) return 1;  // first: upload.min may exceed kAllThreads
+    return bytes >= UploadTuning::kAllThreads ? cfg.threads : std::min(cfg.threads, 4);
   }
   // Whole-row pieces go as padded rows (the device pitch, one 1-D DMA) where `pitch` is at most
   // 256 bytes wider than `width`; 0: tight rows, one 2-D DMA a piece.
   size_t padded_pitch(const PiecePlan& p, size_t pitch) const {
-    return !cfg.copy_2d && p.rows_per_piece && pitch >= p.width && pitch - p.width <= 256 ? pitch : 0;
+    return p.rows_per_piece && pitch >= p.width && pitch - p.width <= 256 ? pitch : 0;
   }
   static size_t slot_need(const PiecePlan& p, size_t padded) {
     return padded ? std::min(p.rows_per_piece, p.rows) * padded : p.piece_bytes;
@@ -132,7 +142,7 @@ struct StagedCopier::Impl {
     block_recorded = false;
     return Status::Ok();
   }
-  // The trace's events and the pull's times for `pieces` (TransferConfig::trace).
+  // The trace's events and the pull's times for `pieces` (UploadTuning::trace).
   Status trace_reserve(size_t pieces) {
     for (cudaEvent_t& e : trace_ev)
       if (!e) CUDA_CHECK(cudaEventCreate(&e));
@@ -147,7 +157,7 @@ struct StagedCopier::Impl {
   // Slots of at least `bytes` (host) and `dev_bytes` (device) for the first n workers: one
   // block each side, grown (never shrunk) when a copy needs larger slots or more workers.
   Status ensure_slots(int n, size_t bytes, size_t dev_bytes) {
-    const size_t S = size_t(cfg.slots);
+    const size_t S = size_t(UploadTuning::kSlots);
     pool.wait();  // a warm-up may still read the slots
     if (slot_bytes < bytes || slot_workers < n) {
       PARVIS_TRY(sync_workers());  // no DMA may still use the old slots
@@ -156,11 +166,7 @@ struct StagedCopier::Impl {
       const int k = std::max(n, slot_workers);
       slot_bytes = 0;  // alloc frees the old block first: no slots left if it fails
       slot_workers = 0;
-      const size_t need = size_t(k) * S * b;
-      size_t have = 0;
-      if (need > host_block.size())  // the block pinned ahead, where there is one that fits
-        if (uint8_t* p = upload_ahead_take(need, &have)) host_block.adopt(p, have);
-      PARVIS_TRY(host_block.alloc(need));  // nothing where the block already holds `need`
+      PARVIS_TRY(host_block.alloc(size_t(k) * S * b));  // nothing where the block holds that
       for (int i = 0; i < k; ++i) workers[size_t(i)].host = host_block.get() + size_t(i) * S * b;
       slot_bytes = b;
       slot_workers = k;
@@ -187,8 +193,6 @@ struct StagedCopier::Impl {
     PARVIS_TRY(wait_block());
     slot_bytes = 0;
     slot_workers = 0;
-    size_t have = 0;
-    if (uint8_t* p = upload_ahead_take(bytes, &have)) host_block.adopt(p, have);
     return host_block.alloc(bytes);
   }
   // The scratch of at least `bytes`, free of the work that read it before (on any stream), and
@@ -208,14 +212,14 @@ struct StagedCopier::Impl {
     PiecePlan p;
     int n = 0;
     size_t padded = 0;
-    bool one_pass = false;  // the whole image in the pinned block at once (upload_one_pass)
+    bool one_pass = false;  // the whole image in the pinned block at once, pulled (upload_one_pass)
     static constexpr size_t kClaim = size_t(256) << 10;  // one pass: a worker's claim, at most
   };
-  // One pass (TransferConfig::one_pass): an upload of whole-row pieces whose rows (as the slots
-  // would hold them) fit in the pinned bytes the slots may take; its pieces are smaller (the
-  // first DMA starts sooner; a piece costs no CUDA call).
+  // One pass: an upload of whole-row pieces the GPU can pull (rows of one pitch on both sides:
+  // padded, or RGB rows into the scratch) whose rows fit in the pinned bytes the slots may take;
+  // its pieces are smaller (the pull starts sooner; a piece costs no CUDA call).
   size_t one_pass_limit(int threads) const {
-    return cfg.pinned ? cfg.pinned : size_t(threads) * size_t(cfg.slots) * cfg.chunk;
+    return cfg.pinned ? cfg.pinned : size_t(threads) * size_t(UploadTuning::kSlots) * cfg.chunk;
   }
   Status reserve(size_t width, size_t rows, size_t pitch, bool gray, bool upload, Staging* st) {
     const size_t bytes = width * rows;
@@ -227,7 +231,7 @@ struct StagedCopier::Impl {
     // One pass: all the threads from staged_min on (its pieces cost no CUDA call, so auto's
     // fewer threads for mid sizes, measured on the slots, do not apply).
     const int all = cfg.mode == Transfer::Auto && bytes < cfg.staged_min ? 1 : cfg.threads;
-    st->one_pass = upload && cfg.one_pass && st->p.rows_per_piece &&
+    st->one_pass = upload && st->p.rows_per_piece && (st->padded || gray) &&
                    rows * row_bytes <= one_pass_limit(all);
     if (st->one_pass) {
       threads = all;
@@ -244,7 +248,7 @@ struct StagedCopier::Impl {
                cudaStream_t stream, Staging* st) {
     PARVIS_TRY(reserve(width, rows, pitch, gray, upload, st));
     if (st->one_pass) return Status::Ok();
-    // The slots share the block: a one-pass upload's DMAs or pull may still read it.
+    // The slots share the block: a one-pass upload's pull may still read it.
     if (upload) PARVIS_TRY(wait_block());
     return fork(st->n, stream);
   }
@@ -260,8 +264,7 @@ struct StagedCopier::Impl {
     local.piece = st.p.piece_bytes;
     local.padded = st.padded != 0;
     local.one_pass = st.one_pass;
-    local.pulled = st.one_pass && pulled;
-    local.pinned = st.one_pass ? host_block.size() : size_t(slot_workers) * size_t(cfg.slots) * slot_bytes;
+    local.pinned = st.one_pass ? host_block.size() : size_t(slot_workers) * size_t(UploadTuning::kSlots) * slot_bytes;
     if (info) *info = local;
     return Status::Ok();
   }
@@ -293,11 +296,11 @@ struct StagedCopier::Impl {
   // the copy finds them in a cache. A process's first copy reads the user's rows from memory (or
   // another core's cache, dirty) at well under half the rate it reaches from the thread's own
   // cache (bench/experiments/first_copy.cu, docs/decisions/011). Each thread reads all the rows
-  // where they hold at most TransferConfig::read_ahead bytes, else a slice of them each. Read
+  // where they hold at most UploadTuning::read_ahead bytes, else a slice of them each. Read
   // once, they leave the caches within milliseconds while the caller goes on with its set-up (a
   // match call uploads tens of ms after prepare), so each thread reads its rows again a few
   // hundred µs after each pass (only the lines that left are fetched again), until the copy
-  // begins or TransferConfig::hot_ms has passed since prepare.
+  // begins or UploadTuning::hot_ms has passed since prepare.
   struct alignas(64) ReadCursor {  // one thread's, on its own line
     size_t first = 0, last = 0, row = 0;  // its rows [first, last) and the next to read
     UploadTrace::Clock::time_point rest_until{};
@@ -344,20 +347,19 @@ struct StagedCopier::Impl {
     ~EndReadAhead() { pool.set_idle(nullptr); }
   };
 
-  // TransferConfig::warm, in the background on the pool's threads, after prepare: the first use
-  // of the first n workers' streams and slots (pool thread i takes worker i, thread 1 also
-  // worker 0: one small DMA from each slot, its event recorded) and the grey kernel loaded
-  // (lazy loading: else at its first launch): a thread's first DMA issue is slow, and would be
-  // paid inside the first copy (PARVIS_UPLOAD_TRACE shows it). Then the threads stay awake up to
-  // TransferConfig::hot_ms for the copy (a match call prepares its copier milliseconds before
-  // its upload, and a thread woken from sleep starts its piece late; docs/decisions/007). The
-  // copier's next call
-  // waits for the job (Pool::run, ensure_slots); a failure here is left to that call, which
-  // makes the same CUDA calls, checked.
-  void warm_up(int n, bool gray) {
+  // In the background on the pool's threads, after prepare: the first use of the first n workers'
+  // streams and slots (pool thread i takes worker i, thread 1 also worker 0: one small DMA from
+  // each slot, its event recorded) and the kernels the copy will launch loaded (lazy loading:
+  // else at their first launch): a thread's first DMA issue is slow, and would be paid inside
+  // the first copy (upload.trace shows it). Then the threads stay awake up to
+  // UploadTuning::hot_ms for the copy (a match call prepares its copier milliseconds before its
+  // upload, and a thread woken from sleep starts its piece late; docs/decisions/007). The
+  // copier's next call waits for the job (Pool::run, ensure_slots); a failure here is left to
+  // that call, which makes the same CUDA calls, checked.
+  void warm_up(int n, bool gray, bool pull) {
     pool.wait();
     if (pool.size() < 2) return;
-    const size_t S = size_t(cfg.slots), probe = std::min<size_t>(slot_bytes, 4096);
+    const size_t S = size_t(UploadTuning::kSlots), probe = std::min<size_t>(slot_bytes, 4096);
     if (n > 0 && slot_bytes && warm_sink.size() < size_t(n) * S * probe &&
         !warm_sink.alloc(size_t(n) * S * probe).ok()) {
       (void)cudaGetLastError();
@@ -365,7 +367,7 @@ struct StagedCopier::Impl {
     }
     if (!slot_bytes) n = 0;
     const int dev = device;
-    pool.post(pool.size(), [this, n, S, probe, gray, dev](int thread) {
+    pool.post(pool.size(), [this, n, S, probe, gray, pull, dev](int thread) {
       (void)cudaSetDevice(dev);
       auto warm_worker = [&](int wi) {
         Worker& w = workers[size_t(wi)];
@@ -377,21 +379,18 @@ struct StagedCopier::Impl {
       };
       if (thread == 1) {
         if (n > 0) warm_worker(0);
-        upload::load_kernels(gray, cfg.pull);
+        upload::load_kernels(gray, pull);
       }
       if (thread < n) warm_worker(thread);
     }, cfg.hot_ms * 1000u);
   }
 
-  // A one-pass upload the GPU may pull: rows of one pitch on both sides (padded, or RGB rows to
-  // the scratch), where TransferConfig::pull asks for it.
-  bool pullable(const Staging& st, bool gray) const { return cfg.pull && (st.padded || gray); }
   // The pull's flags for `count` pieces and the block's mapping (prepare makes them); and the
-  // same with the next pull's number (staged_upload_one_pass.cu).
+  // same with the next pull's number (one_pass.cu).
   Status pull_reserve(size_t count);
-  Status pull_touch();  // TransferConfig::touch, on worker 0's stream (prepare)
+  Status pull_touch();  // on worker 0's stream (prepare)
   Status pull_setup(size_t count, unsigned* seq);
-  // A one-pass upload (staged_upload_one_pass.cu).
+  // A one-pass upload (one_pass.cu).
   Status upload_one_pass(const Staging& st, uint8_t* dst, size_t dpitch, const uint8_t* src,
                          size_t spitch, size_t width, bool gray, cudaStream_t stream,
                          UploadTrace& tr);

@@ -1,6 +1,5 @@
-// The staged copier's kernels (upload_kernels.cuh): RGB rows -> grey, the linear copy's repack and
-// the one-pass pull.
-#include "upload_kernels.cuh"
+// The staged copier's kernels (kernels.cuh): RGB rows -> grey and the one-pass pull.
+#include "upload/kernels.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -30,25 +29,7 @@ Status launch_gray(const uint8_t* rgb, size_t rgb_pitch, uint8_t* dst, size_t dp
   return Status::Ok();
 }
 
-// Rows of `width` bytes, `spitch` apart -> `dpitch` apart (the linear copy's repack; the bytes
-// past width in dst are left as they are).
-__global__ void repack_rows(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
-                            size_t width, int rows) {
-  const size_t x = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x >= width) return;
-  for (int y = blockIdx.y; y < rows; y += gridDim.y) dst[size_t(y) * dpitch + x] = src[size_t(y) * spitch + x];
-}
-
-Status launch_repack(const uint8_t* src, size_t spitch, uint8_t* dst, size_t dpitch,
-                            size_t width, size_t rows, cudaStream_t s) {
-  if (width == 0 || rows == 0) return Status::Ok();
-  const dim3 grid(div_up(width, 256), unsigned(std::min<size_t>(rows, 65535)));
-  repack_rows<<<grid, 256, 0, s>>>(src, spitch, dst, dpitch, width, int(rows));
-  CUDA_CHECK_LAUNCH();
-  return Status::Ok();
-}
-
-// ---- the one-pass pull (TransferConfig::pull) --------------------------------------------------------
+// ---- the one-pass pull -----------------------------------------------------------------------------
 // The GPU copies each piece out of the mapped pinned block as soon as the host has marked it
 // ready (flags[i] == seq, written after the piece's streamed stores are fenced), instead of a
 // DMA per run of pieces: no driver call while the host copies, and no DMA after the last piece.
@@ -89,7 +70,7 @@ __device__ void pull_span(const uint8_t* src, uint8_t* dst, size_t n) {
 // pitch on both sides), ready once flags[i x flag_stride] == seq; block b takes pieces b,
 // b + gridDim.x, ... A flag not set within 60 s means the host is gone: trap rather than hang
 // the stream.
-// times (PARVIS_UPLOAD_TRACE, else null): kPullTimes a piece (PullTime).
+// times (upload.trace, else null): kPullTimes a piece (PullTime).
 __global__ void pull_pieces(const uint8_t* src, uint8_t* dst, size_t total, size_t piece_bytes,
                             const unsigned* flags, unsigned flag_stride, unsigned seq,
                             unsigned count, unsigned long long* times) {

@@ -1,4 +1,4 @@
-// The staged copier's thread pool (staged_upload.cu): workers 1..n-1 of a copy (the calling
+// The staged copier's thread pool (copier.cu): workers 1..n-1 of a copy (the calling
 // thread is worker 0), started once per configuration, woken per copy. A job's workers take
 // shared work (pieces from a counter) that the caller can finish alone: a thread that comes
 // after the caller is done does not run it.

@@ -1,4 +1,4 @@
-// PARVIS_UPLOAD_TRACE (staged_upload.cu): a staged upload's timeline, printed on stderr.
+// upload.trace (copier.cu): a staged upload's timeline, printed on stderr.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -8,11 +8,11 @@
 
 #include <cuda_runtime.h>
 
-#include "upload_kernels.cuh"
+#include "upload/kernels.cuh"
 
 namespace parvis::cuda::upload {
 
-// PARVIS_UPLOAD_TRACE=1: where a staged upload's time goes, on stderr (µs from the call's start):
+// PARVIS_TUNING=upload.trace=1: where a staged upload's time goes, on stderr (µs from the call's start):
 // the caller's steps; each piece's worker, when it began, when its slot was free, when its host
 // copy ended and when its DMA was issued (or its flag set); each worker's span; then when the
 // workers were done and when the stream was. The GPU's side by timed events: gpu[0] recorded at

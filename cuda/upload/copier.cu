@@ -1,10 +1,6 @@
-// The staged copier (staged_upload.cuh): its start and the ways of a copy in each direction.
-// Its state and the steps a copy is made of: staged_upload_impl.cuh; the one-pass upload:
-// staged_upload_one_pass.cu; the configuration and the piece plan: staged_upload_plan.cu; the
-// kernels (RGB -> grey, the linear copy's repack, the one-pass pull): upload_kernels.cu; the
-// thread pool: upload_pool.hpp; the host's writes into pinned memory: slot_writer.hpp; the
-// trace: upload_trace.hpp; the slots pinned ahead: staged_upload_ahead.cu.
-#include "staged_upload_impl.cuh"
+// The staged copier (upload.hpp): its start and the ways of a copy in each direction. Its state
+// and the steps a copy is made of: copier_impl.cuh; the one-pass upload: one_pass.cu.
+#include "upload/copier_impl.cuh"
 
 #include <algorithm>
 #include <cstring>
@@ -15,15 +11,14 @@ namespace parvis::cuda {
 StagedCopier::StagedCopier() : impl_(new Impl) {}
 StagedCopier::~StagedCopier() = default;
 
-const TransferConfig& StagedCopier::config() const { return impl_->cfg; }
+const UploadTuning& StagedCopier::tuning() const { return impl_->cfg; }
 
-Status StagedCopier::init(const TransferConfig& c) {
+Status StagedCopier::init(const UploadTuning& c) {
   Impl& m = *impl_;
-  if (c.threads < 1 || c.threads > 64 || c.slots < 1 || c.slots > 8 || c.chunk == 0)
-    return Status::usage("staged copy: 1..64 threads, 1..8 slots and a chunk of at least 1 byte");
-  if (m.ready && m.cfg.threads == c.threads && m.cfg.slots == c.slots) {
-    m.cfg = c;  // chunk and thresholds change nothing allocated
-    m.pool.set_spin(c.spin_us);
+  if (c.threads < 1 || c.threads > 64 || c.chunk == 0 || c.piece == 0)
+    return Status::usage("staged copy: 1..64 threads and pieces of at least 1 byte");
+  if (m.ready && m.cfg.threads == c.threads) {
+    m.cfg = c;  // pieces and thresholds change nothing allocated
     return Status::Ok();
   }
   m.release();
@@ -36,10 +31,9 @@ Status StagedCopier::init(const TransferConfig& c) {
   for (Worker& w : m.workers) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&w.done, cudaEventDisableTiming));
-    w.ev.assign(size_t(c.slots), nullptr);
+    w.ev.assign(size_t(UploadTuning::kSlots), nullptr);
     for (cudaEvent_t& e : w.ev) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  m.pool.set_spin(c.spin_us);
   if (m.pool.size() != c.threads) {
     const int dev = m.device;
     m.pool.start(c.threads - 1, [dev] { (void)cudaSetDevice(dev); });  // the run checks it again
@@ -48,32 +42,23 @@ Status StagedCopier::init(const TransferConfig& c) {
   return Status::Ok();
 }
 
-Transfer StagedCopier::choose(size_t bytes) const {
-  const TransferConfig& c = impl_->cfg;
-  if (c.mode != Transfer::Auto) return c.mode;
-  return bytes > 0 && bytes <= c.linear_max ? Transfer::Linear : Transfer::Staged;
-}
-
 Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_to_gray,
                              const uint8_t* next, size_t next_pitch) {
   Impl& m = *impl_;
   if (!m.ready) PARVIS_TRY(init(m.cfg));
   const size_t bytes = width * rows;
-  const Transfer t = choose(bytes);
-  if (t == Transfer::Staged) {
+  if (m.staged()) {
     Impl::Staging st;
     PARVIS_TRY(m.reserve(width, rows, pitch, rgb_to_gray, true, &st));
-    if (st.one_pass && m.pullable(st, rgb_to_gray) &&
-        !(m.pull_reserve(st.p.count).ok() && m.pull_touch().ok()))
-      (void)cudaGetLastError();  // the upload takes the DMAs
+    if (st.one_pass) {
+      PARVIS_TRY(m.pull_reserve(st.p.count));
+      PARVIS_TRY(m.pull_touch());
+    }
     if (m.cfg.trace) PARVIS_TRY(m.trace_reserve(st.p.count));  // not inside the traced copy
     m.prepared_at = UploadTrace::Clock::now();  // before the warm-up's threads read it
-    if (m.cfg.warm) {
-      m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray);  // one pass: no slots
-      if (next && m.cfg.read_ahead) m.read_ahead(Impl::Rows{next, next_pitch, width, rows}, st.n);
-    }
-  } else if ((rgb_to_gray || t == Transfer::Linear) && m.scratch.size() < bytes) {
-    // the rows' span where the host rows are tight (a copy from wider rows grows it)
+    m.warm_up(st.one_pass ? 0 : st.n, rgb_to_gray, st.one_pass);  // one pass: no slots
+    if (next && m.cfg.read_ahead) m.read_ahead(Impl::Rows{next, next_pitch, width, rows}, st.n);
+  } else if (rgb_to_gray && m.scratch.size() < bytes) {
     CUDA_CHECK(cudaEventSynchronize(m.scratch_done));
     PARVIS_TRY(m.scratch.alloc(bytes));
   }
@@ -83,19 +68,15 @@ Status StagedCopier::prepare(size_t width, size_t rows, size_t pitch, bool rgb_t
 void StagedCopier::end_read_ahead() { impl_->pool.set_idle(nullptr); }
 
 // One copy host -> device, `gray`: the rows are RGB (width = 3 W) and dst gets their grey.
-Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
-                          const uint8_t* src, size_t spitch, size_t width, size_t rows, bool gray,
-                          cudaStream_t stream, TransferInfo* info) {
+Status StagedCopier::upload_rows(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
+                                 size_t width, size_t rows, bool gray, cudaStream_t stream,
+                                 TransferInfo* info) {
   Impl& m = *impl_;
+  if (!m.ready) PARVIS_TRY(init(m.cfg));
   const Impl::EndReadAhead end_read_ahead(m.pool);
-  TransferInfo local;
-  local.used = t;
-  local.bytes = width * rows;
-  if (width == 0 || rows == 0) {
-    if (info) *info = local;
-    return Status::Ok();
-  }
-  if (t == Transfer::Staged) {
+  const TransferInfo local = m.report(width * rows, info);
+  if (width == 0 || rows == 0) return Status::Ok();
+  if (m.staged()) {
     UploadTrace tr;
     tr.on = m.cfg.trace;
     if (tr.on) {
@@ -121,7 +102,7 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
                                  : m.run(n, p.count, [&](int wi, size_t i) -> Status {
       Worker& w = m.workers[size_t(wi)];
       const unsigned slot = next_slot[size_t(wi)];
-      next_slot[size_t(wi)] = (slot + 1) % unsigned(m.cfg.slots);
+      next_slot[size_t(wi)] = (slot + 1) % unsigned(UploadTuning::kSlots);
       const PiecePlan::Piece pc = p.at(i);
       tr.mark(i, 0);
       CUDA_CHECK(cudaEventSynchronize(w.ev[slot]));  // the slot's last DMA is done
@@ -150,64 +131,39 @@ Status StagedCopier::upload_rows(Transfer t, uint8_t* dst, size_t dpitch,
     PARVIS_TRY(m.end(st, stream, s, local, info));
     CUDA_CHECK(cudaEventRecord(tr.gpu[2], stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (st.one_pass && m.pulled) tr.pull_times = m.trace_pull.get();
+    if (st.one_pass) tr.pull_times = m.trace_pull.get();
     tr.print(width * rows, n,
              std::chrono::duration<double, std::milli>(tr.t0 - m.prepared_at).count(), tr.now());
     if (const size_t r = m.read_ahead_passes.exchange(0))
       std::fprintf(stderr, "  source read ahead since prepare: %zu whole passes (all threads)\n", r);
     return Status::Ok();
   }
-  // Pageable or register: the rows straight from the user's memory, into dst or (RGB) the
-  // scratch; linear: their whole span (host pitch kept) in one 1-D copy into the scratch, then
-  // repacked into dst (or made grey) on the GPU. Straight into dst where the rows are tight on
-  // both sides.
-  const size_t span = spitch * (rows - 1) + width;
-  const bool linear = t == Transfer::Linear;
-  const bool via_scratch = gray || (linear && !(spitch == width && dpitch == width));
+  // Pageable: the rows straight from the user's memory, into dst or (RGB) the scratch, made grey
+  // there.
   uint8_t* target = dst;
-  size_t tpitch = linear ? spitch : dpitch;
-  if (via_scratch) {
-    PARVIS_TRY(m.ensure_scratch(linear ? span : width * rows, stream));
+  size_t tpitch = dpitch;
+  if (gray) {
+    PARVIS_TRY(m.ensure_scratch(width * rows, stream));
     target = m.scratch.get();
-    tpitch = linear ? spitch : width;
+    tpitch = width;
   }
-  void* base = const_cast<uint8_t*>(src);
-  if (t == Transfer::Register)
-    CUDA_CHECK(cudaHostRegister(base, span, cudaHostRegisterDefault));
-  const cudaError_t copy =
-      linear ? cudaMemcpyAsync(target, src, span, cudaMemcpyHostToDevice, stream)
-             : cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows, cudaMemcpyHostToDevice,
-                                 stream);
-  if (t == Transfer::Register) {
-    // The pages stay pinned until the DMA is done, whatever happened.
-    const cudaError_t done = cudaStreamSynchronize(stream);
-    const cudaError_t unreg = cudaHostUnregister(base);
-    CUDA_CHECK(copy);
-    CUDA_CHECK(done);
-    CUDA_CHECK(unreg);
+  CUDA_CHECK(cudaMemcpy2DAsync(target, tpitch, src, spitch, width, rows, cudaMemcpyHostToDevice, stream));
+  if (gray) {
+    PARVIS_TRY(launch_gray(target, tpitch, dst, dpitch, int(width / 3), int(rows), stream));
+    CUDA_CHECK(cudaEventRecord(m.scratch_done, stream));
   }
-  CUDA_CHECK(copy);
-  if (gray) PARVIS_TRY(launch_gray(target, tpitch, dst, dpitch, int(width / 3), int(rows), stream));
-  else if (via_scratch) PARVIS_TRY(launch_repack(target, tpitch, dst, dpitch, width, rows, stream));
-  if (via_scratch) CUDA_CHECK(cudaEventRecord(m.scratch_done, stream));
-  if (info) *info = local;
   return Status::Ok();
 }
 
 Status StagedCopier::to_device(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
                                size_t width, size_t rows, cudaStream_t stream, TransferInfo* info) {
-  if (!impl_->ready) PARVIS_TRY(init(impl_->cfg));
-  return upload_rows(choose(width * rows), dst, dpitch, src, spitch, width, rows, false,
-                     stream, info);
+  return upload_rows(dst, dpitch, src, spitch, width, rows, false, stream, info);
 }
 
 Status StagedCopier::rgb_to_gray_device(uint8_t* dst, size_t dpitch, const uint8_t* rgb,
                                         size_t spitch, int W, int H, cudaStream_t stream,
                                         TransferInfo* info) {
-  if (!impl_->ready) PARVIS_TRY(init(impl_->cfg));
-  const size_t width = 3 * size_t(W);
-  return upload_rows(choose(width * size_t(H)), dst, dpitch, rgb, spitch, width, size_t(H),
-                     true, stream, info);
+  return upload_rows(dst, dpitch, rgb, spitch, 3 * size_t(W), size_t(H), true, stream, info);
 }
 
 Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch,
@@ -215,14 +171,9 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
   Impl& m = *impl_;
   const Impl::EndReadAhead end_read_ahead(m.pool);
   if (!m.ready) PARVIS_TRY(init(m.cfg));
-  TransferInfo local;
-  local.used = choose(width * rows);
-  local.bytes = width * rows;
-  if (width == 0 || rows == 0) {
-    if (info) *info = local;
-    return Status::Ok();
-  }
-  if (local.used == Transfer::Staged) {
+  const TransferInfo local = m.report(width * rows, info);
+  if (width == 0 || rows == 0) return Status::Ok();
+  if (m.staged()) {
     Impl::Staging st;  // padded: device rows whole, one 1-D DMA a piece
     PARVIS_TRY(m.begin(width, rows, spitch, false, false, stream, &st));
     const PiecePlan& p = st.p;
@@ -235,7 +186,7 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
       size_t issued = 0, drained = 0;
     };
     std::vector<Flight> fl(static_cast<size_t>(n));
-    const size_t S = size_t(m.cfg.slots);
+    const size_t S = size_t(UploadTuning::kSlots);
     auto drain_one = [&](int wi) -> Status {
       Worker& w = m.workers[size_t(wi)];
       Flight& f = fl[size_t(wi)];
@@ -278,40 +229,8 @@ Status StagedCopier::to_host(uint8_t* dst, size_t dpitch, const uint8_t* src, si
     }, &finish);
     return m.end(st, stream, s, local, info);
   }
-  if (local.used == Transfer::Linear) {
-    // Tight host rows: repacked tight on the GPU, then one 1-D copy. Wider host rows would
-    // have their bytes past `width` overwritten by a 1-D copy: those go as pageable.
-    if (dpitch == width) {
-      uint8_t* from = const_cast<uint8_t*>(src);
-      if (spitch != width) {
-        PARVIS_TRY(m.ensure_scratch(width * rows, stream));
-        PARVIS_TRY(launch_repack(src, spitch, m.scratch.get(), width, width, rows, stream));
-        from = m.scratch.get();
-      }
-      const cudaError_t copy = cudaMemcpyAsync(dst, from, width * rows, cudaMemcpyDeviceToHost, stream);
-      const cudaError_t rec = from != src ? cudaEventRecord(m.scratch_done, stream) : cudaSuccess;
-      const cudaError_t done = cudaStreamSynchronize(stream);
-      CUDA_CHECK(copy);
-      CUDA_CHECK(rec);
-      CUDA_CHECK(done);
-      if (info) *info = local;
-      return Status::Ok();
-    }
-    local.used = Transfer::Pageable;
-  }
-  void* base = dst;
-  const size_t span = dpitch * (rows - 1) + width;
-  if (local.used == Transfer::Register)
-    CUDA_CHECK(cudaHostRegister(base, span, cudaHostRegisterDefault));
-  const cudaError_t copy = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
-                                             cudaMemcpyDeviceToHost, stream);
-  const cudaError_t done = cudaStreamSynchronize(stream);
-  const cudaError_t unreg =
-      local.used == Transfer::Register ? cudaHostUnregister(base) : cudaSuccess;
-  CUDA_CHECK(copy);
-  CUDA_CHECK(done);
-  CUDA_CHECK(unreg);
-  if (info) *info = local;
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
   return Status::Ok();
 }
 

@@ -1,35 +1,29 @@
-// ./main bench upload (CUDA versions): the host link, measured the ways cuda/staged_upload.cuh
-// can copy a user's pageable image, so that the default of PARVIS_UPLOAD (auto's threshold,
-// the chunk and the threads) is chosen on numbers (issue 14). For each size:
+// ./main bench upload (CUDA versions): the host link, measured the ways the copier
+// (cuda/upload/upload.hpp) can copy a user's pageable image, so that its defaults (the threads,
+// the pieces, auto's threshold; cuda/upload/tuning.hpp) are chosen on numbers. Every row starts
+// from upload_tuning() (PARVIS_TUNING's upload.* keys apply) and sets what its name says. For
+// each size:
 //   h2d-pinned          cudaMemcpyAsync from page-locked memory: the floor of the link
 //   h2d-pageable        one cudaMemcpy2DAsync from the pageable image (the driver stages it)
-//   h2d-whole           the first default: every row into one pinned buffer, then one copy
-//   h2d-staged-<C>M     StagedCopier, T threads, pieces of at most C MiB (T = the threads column),
-//                       padded rows in one 1-D DMA a piece; h2d-staged2d-2M: one 2-D DMA a piece
-//   h2d-auto            the default configuration (PARVIS_UPLOAD unset)
-//   h2d-register        cudaHostRegister + copy + cudaHostUnregister, every call
-//   h2d-linear          one 1-D pageable copy of the rows' span into a device scratch, then a
-//                       repack kernel into the pitched rows (PARVIS_UPLOAD=linear)
-//   h2d-cap<P>M         auto with PARVIS_UPLOAD_PINNED=<P>M (smaller pieces, fewer pinned bytes)
+//   h2d-staged-<C>M     staged, T threads (the threads column), slot pieces of at most C MiB
+//   h2d-auto            the default tuning
+//   h2d-memcpy          auto with the pinned memory written by memcpy (upload.nt=0)
+//   h2d-cap<P>M         auto with upload.pinned=<P>M (smaller pieces, fewer pinned bytes)
 //   d2h-*               the same back to a pageable image
 // and for the RGB sizes the whole "RGB pageable -> grey on the device" path:
-//   gray-host-<how>     to_gray on the host (as the CLI does today), then the grey uploaded
+//   gray-host-<how>     to_gray on the host, then the grey uploaded
 //   gray-device-<how>   the RGB bytes uploaded and converted by gray_of on the GPU
 // Each: one warm-up call whose result is checked against the source (a mismatch fails the
 // bench), then calls until --seconds have passed (at least 5, at most 400); the median of the
 // wall time from the call to the end of its copy.
-// What one plain call pays (issue 14: a process's first copy), a FRESH copier each repetition
-// (its first result checked like the others), for auto, staged on 1/2/4 threads, auto with the
-// pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_WARM=0 (h2d-nowarm), auto with
-// PARVIS_UPLOAD_NT=0 (h2d-memcpy: the slots written by memcpy; also a prepared row), auto with
-// PARVIS_UPLOAD_ONEPASS=0 (h2d-slots: never in one pass; also a prepared row), linear,
-// pageable and register (and gray-device-* for RGB):
-//   <row>-fresh         init (streams, events, the pool's threads) + prepare (the pinned slots,
-//                       one block) + the copy: the whole cost of a copier made for one call
+// What one plain call pays (a process's first copy), a FRESH copier each repetition (its first
+// result checked like the others), for auto, staged on 1/2/4 threads, auto with the pinned bytes
+// capped at 1 and 4 MiB, memcpy and pageable (and gray-device-* for RGB):
+//   <row>-fresh         init (streams, events, the pool's threads) + prepare (the pinned block)
+//                       + the copy: the whole cost of a copier made for one call
 //   <row>-first         the copy alone, of the same fresh copier, 2 ms after its prepare (the
 //                       pool's threads asleep again, as in a call): what a `match` call's
-//                       upload span holds (its prepare runs before the span), and the bound of
-//                       a copier whose init + prepare ran in the background (during the decode)
+//                       upload span holds (its prepare runs before the span)
 // --first prints only these (and the pinned floor and the prepared auto row for reference).
 // Lines on stdout:
 //   upload SIZE METHOD THREADS MEDIAN_MS REPS GB/S PIECE_KIB
@@ -50,7 +44,7 @@
 #include "common/cli.hpp"
 #include "common/image.hpp"
 #include "common/subcommands.hpp"
-#include "staged_upload.cuh"
+#include "upload/upload.hpp"
 
 namespace parvis {
 
@@ -69,14 +63,11 @@ const Size kSizes[] = {
     {"10000x10000", 10000, 10000, 1}, // 100 MB
 };
 
-cuda::TransferConfig copier_config(cuda::Transfer mode, int threads, size_t chunk,
-                                   bool copy_2d = false, size_t pinned = 0) {
-  cuda::TransferConfig c;
+cuda::UploadTuning copier_config(cuda::Transfer mode, int threads, size_t chunk) {
+  cuda::UploadTuning c = cuda::upload_tuning();
   c.mode = mode;
   c.threads = threads;
   c.chunk = chunk;
-  c.copy_2d = copy_2d;
-  c.pinned = pinned;
   return c;
 }
 
@@ -167,10 +158,10 @@ Status bench_size(const Size& s, const Options& o) {
   std::vector<int> threads = o.quick ? std::vector<int>{4, 8} : std::vector<int>{1, 2, 4, 8};
   if (const int hw = int(std::thread::hardware_concurrency()); hw > 8) threads.push_back(std::min(hw, 64));
   const std::vector<size_t> chunks_mib = o.quick ? std::vector<size_t>{2, 4} : std::vector<size_t>{2, 4, 8};
-  const cuda::TransferConfig auto_cfg = copier_config(
-      cuda::Transfer::Auto, cuda::TransferConfig().threads, cuda::TransferConfig().chunk);
+  cuda::UploadTuning auto_cfg = cuda::upload_tuning();
+  auto_cfg.mode = cuda::Transfer::Auto;
   auto capped = [&](size_t mib) {
-    cuda::TransferConfig c = auto_cfg;
+    cuda::UploadTuning c = auto_cfg;
     c.pinned = mib << 20;
     return c;
   };
@@ -178,7 +169,7 @@ Status bench_size(const Size& s, const Options& o) {
 
   // ---- the first copy of a process: a fresh copier per repetition (init + prepare + copy) ----
   // gray: the RGB bytes made grey on the device (rgb_to_gray_device) instead of a plain upload.
-  auto run_fresh = [&](const cuda::TransferConfig& c, const std::string& name, bool gray) -> Status {
+  auto run_fresh = [&](const cuda::UploadTuning& c, const std::string& name, bool gray) -> Status {
     std::vector<double> fresh, first;
     cuda::TransferInfo info;
     const double start = now_ms();
@@ -221,21 +212,14 @@ Status bench_size(const Size& s, const Options& o) {
     PARVIS_TRY(run_fresh(copier_config(cuda::Transfer::Staged, t, size_t(2) << 20), "h2d-staged" + std::to_string(t), false));
   for (size_t mib : {1, 4})
     PARVIS_TRY(run_fresh(capped(mib), "h2d-cap" + std::to_string(mib) + "M", false));
-  cuda::TransferConfig cold = auto_cfg;  // no warm-up in the background after prepare
-  cold.warm = false;
-  PARVIS_TRY(run_fresh(cold, "h2d-nowarm", false));
-  cuda::TransferConfig plain = auto_cfg;  // the slots written by memcpy, not streamed
+  cuda::UploadTuning plain = auto_cfg;  // the pinned memory written by memcpy, not streamed
   plain.nt = false;
   PARVIS_TRY(run_fresh(plain, "h2d-memcpy", false));
-  cuda::TransferConfig slots = auto_cfg;  // never in one pass
-  slots.one_pass = false;
-  PARVIS_TRY(run_fresh(slots, "h2d-slots", false));
-  for (cuda::Transfer t : {cuda::Transfer::Linear, cuda::Transfer::Pageable, cuda::Transfer::Register})
-    PARVIS_TRY(run_fresh(copier_config(t, 1, size_t(2) << 20), std::string("h2d-") + cuda::transfer_name(t), false));
+  PARVIS_TRY(run_fresh(copier_config(cuda::Transfer::Pageable, 1, size_t(2) << 20), "h2d-pageable", false));
   if (s.c == 3) {
     PARVIS_TRY(run_fresh(auto_cfg, "gray-device-auto", true));
     PARVIS_TRY(run_fresh(capped(4), "gray-device-cap4M", true));
-    PARVIS_TRY(run_fresh(copier_config(cuda::Transfer::Linear, 1, size_t(2) << 20), "gray-device-linear", true));
+    PARVIS_TRY(run_fresh(copier_config(cuda::Transfer::Pageable, 1, size_t(2) << 20), "gray-device-pageable", true));
   }
 
   // ---- host -> device ----
@@ -244,19 +228,8 @@ Status bench_size(const Size& s, const Options& o) {
     PARVIS_TRY(pinned.alloc(bytes));
     std::memcpy(pinned.get(), src.pixels.data(), bytes);
     PARVIS_TRY(pinned_floor(d.get(), pinned.get(), cudaMemcpyHostToDevice, "h2d-pinned"));
-    auto whole = [&]() -> Status {
-      for (int y = 0; y < s.h; ++y) std::memcpy(pinned.get() + size_t(y) * row, src.row(y), row);
-      CUDA_CHECK(cudaMemcpy2DAsync(d.get(), dpitch, pinned.get(), row, row, size_t(s.h),
-                                   cudaMemcpyHostToDevice, stream));
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      return Status::Ok();
-    };
-    PARVIS_TRY(whole());
-    PARVIS_TRY(verify(src.pixels.data(), row, src.stride, "h2d-whole"));
-    PARVIS_TRY(time_calls(o.seconds, whole, &ms, &reps));
-    line(s, "h2d-whole", 1, ms, reps, bytes, bytes);
   }
-  auto run_config = [&](const cuda::TransferConfig& c, const std::string& name) -> Status {
+  auto run_config = [&](const cuda::UploadTuning& c, const std::string& name) -> Status {
     cuda::StagedCopier cp;
     PARVIS_TRY(cp.init(c));
     PARVIS_TRY(cp.prepare(row, size_t(s.h), dpitch));
@@ -282,22 +255,16 @@ Status bench_size(const Size& s, const Options& o) {
     line(s, "d2h-" + name, info.threads, ms, reps, bytes, info.piece);
     return Status::Ok();
   };
-  auto run_mode = [&](cuda::Transfer mode, int t, size_t chunk, const std::string& name,
-                      bool copy_2d = false) -> Status {
-    return run_config(copier_config(mode, t, chunk, copy_2d), name);
+  auto run_mode = [&](cuda::Transfer mode, int t, size_t chunk, const std::string& name) -> Status {
+    return run_config(copier_config(mode, t, chunk), name);
   };
   if (o.first) return run_config(auto_cfg, "auto");  // the prepared copier, for reference
   PARVIS_TRY(run_mode(cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));
-  PARVIS_TRY(run_mode(cuda::Transfer::Linear, 1, size_t(2) << 20, "linear"));
-  PARVIS_TRY(run_mode(cuda::Transfer::Register, 1, size_t(2) << 20, "register"));
   for (size_t c : chunks_mib)
     for (int t : threads)
       PARVIS_TRY(run_mode(cuda::Transfer::Staged, t, c << 20, "staged-" + std::to_string(c) + "M"));
-  // One 2-D DMA per piece (tight slot rows) instead of padded rows; and the default (auto).
-  PARVIS_TRY(run_mode(cuda::Transfer::Staged, 4, size_t(2) << 20, "staged2d-2M", true));
   PARVIS_TRY(run_config(auto_cfg, "auto"));
   PARVIS_TRY(run_config(plain, "memcpy"));
-  PARVIS_TRY(run_config(slots, "slots"));
   for (size_t mib : {1, 4}) PARVIS_TRY(run_config(capped(mib), "cap" + std::to_string(mib) + "M"));
   {  // d2h floor
     cuda::PinnedBuffer<uint8_t> pinned;
@@ -333,8 +300,6 @@ Status bench_size(const Size& s, const Options& o) {
     PARVIS_TRY(gray_mode(false, cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));
     PARVIS_TRY(gray_mode(false, cuda::Transfer::Staged, 4, size_t(2) << 20, "staged-2M"));
     PARVIS_TRY(gray_mode(true, cuda::Transfer::Pageable, 1, size_t(2) << 20, "pageable"));
-    PARVIS_TRY(gray_mode(true, cuda::Transfer::Register, 1, size_t(2) << 20, "register"));
-    PARVIS_TRY(gray_mode(true, cuda::Transfer::Linear, 1, size_t(2) << 20, "linear"));
     for (size_t c : chunks_mib)
       for (int t : threads)
         PARVIS_TRY(gray_mode(true, cuda::Transfer::Staged, t, c << 20, "staged-" + std::to_string(c) + "M"));
@@ -351,9 +316,10 @@ int bench_upload(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       std::printf(
           "usage: ./main bench upload [--seconds S] [--size NAME]... [--quick] [--first]\n"
-          "Times host <-> device copies of a pageable image (cuda/staged_upload.cuh): pinned\n"
-          "(the floor), pageable, the first default (whole), staged (threads x chunk), register,\n"
-          "and RGB -> grey on the host or on the device. Sizes: 512x512 1326x1025 1326x1025x3\n"
+          "Times host <-> device copies of a pageable image (cuda/upload/upload.hpp): pinned\n"
+          "(the floor), pageable, staged (threads x chunk), auto (the default tuning, with\n"
+          "PARVIS_TUNING's upload.* keys), memcpy, the pinned bytes capped, and RGB -> grey on\n"
+          "the host or on the device. Sizes: 512x512 1326x1025 1326x1025x3\n"
           "3840x2160 3840x2160x3 10000x10000. Lines: upload SIZE METHOD THREADS MEDIAN_MS REPS\n"
           "GB/S PIECE_KIB. First-call rows (a fresh copier each time): <row>-fresh (init +\n"
           "prepare + copy) and <row>-first (the copy alone); --first: only those.\n");

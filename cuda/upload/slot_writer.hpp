@@ -1,4 +1,4 @@
-// The user's rows into the staged copier's pinned memory (staged_upload.cu): SlotWriter, which
+// The user's rows into the staged copier's pinned memory (copier.cu): SlotWriter, which
 // streams whole aligned 16-byte blocks, and the piece-level copies built on it. Host code only.
 #pragma once
 #include <cstddef>
@@ -8,13 +8,13 @@
 #include <emmintrin.h>
 #endif
 
-#include "staged_upload.cuh"
+#include "upload/plan.hpp"
 
 namespace parvis::cuda::upload {
 
 // Bytes into a pinned slot, in order (rows, then their pads). `nt`: with non-temporal stores where
 // the host has them (x86-64): the slot is read next by the DMA, not by this core, so its lines
-// need no read for ownership and do not evict the source from the cache (TransferConfig::nt).
+// need no read for ownership and do not evict the source from the cache (UploadTuning::nt).
 // Only whole aligned 16-byte blocks are streamed, assembled across row ends and pads: a line
 // that took both streamed and plain stores cost more than memcpy. finish() writes the last
 // partial block and fences, before the DMA.

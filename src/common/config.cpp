@@ -40,9 +40,7 @@ const Key kKeys[] = {
     // Video (cuda/video/).
     {"video.host_convert", Kind::Flag, 0, 1, nullptr, "cuda-opt: frames made grey on the host (0: on the device)"},
     // Integral image (cuda/integral/tuning.hpp).
-    {"integral.band_rows", Kind::Int, 1, 1 << 20, nullptr, "cuda-opt: rows a band holds at most (test hook: small bands)"},
-    {"integral.variant", Kind::Word, 0, 0, "auto|bands|lookback", "cuda-opt: the kernel"},
-    {"integral.lb_rows", Kind::Int, 1, 1 << 20, nullptr, "cuda-opt lookback: rows a tile holds"},
+    {"integral.band_rows", Kind::Int, 1, 1 << 20, nullptr, "CUDA versions: rows a band holds at most (test hook: many bands)"},
     // Filter (cuda/filter/tuning.hpp).
     {"filter.variant", Kind::Word, 0, 0, "auto|direct|sep|mma|smem|prefetch|nonvec|vec", "the kernel (names per version)"},
     {"filter.tile_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt smem: rows a tile holds"},

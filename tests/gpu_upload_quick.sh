@@ -16,7 +16,7 @@
 #      pinned bytes capped at 1 and 4 MiB, auto with PARVIS_UPLOAD_ONEPASS=0, with _WARM=0 _HOT=0,
 #      with _AHEAD=1) on 3840x2160 grey (fft), 1326x1025 RGB and 3840x2160
 #      RGB (24.9 MB): the timing line "[upload N us, M MB at G GB/s, how]" (the process's first
-#      copy); and NCC on the device vs PARVIS_NCC_HOST=1.
+#      copy); and NCC on the device vs PARVIS_TUNING=match.ncc_host=1.
 #   UPLOAD_BENCH_ARGS="--first --seconds 0.2": step 2 times only what one call pays (issue 14).
 # Not in tests/gpu/ (gpu_check.sh runs every script there): tests/gpu/match.sh and filter.sh hold
 # the same checks for the full run.
@@ -75,7 +75,7 @@ for how in auto pageable staged register linear "auto PARVIS_UPLOAD_PINNED=1M" "
   done
 done
 for ncc in device host; do
-  env $([ $ncc = host ] && echo PARVIS_NCC_HOST=1) bin/cuda-opt match "$LOG/s1326.bmp" "$LOG/t24.bmp" --metric ncc >"$LOG/ncc-$ncc.out" 2>"$LOG/ncc-$ncc.err"
+  env $([ $ncc = host ] && echo PARVIS_TUNING=match.ncc_host=1) bin/cuda-opt match "$LOG/s1326.bmp" "$LOG/t24.bmp" --metric ncc >"$LOG/ncc-$ncc.out" 2>"$LOG/ncc-$ncc.err"
   echo "ncc on the $ncc: $(cat "$LOG/ncc-$ncc.out" | head -n1) | $(grep '^time' "$LOG/ncc-$ncc.err")"
 done
 cmp -s "$LOG/ncc-device.out" "$LOG/ncc-host.out" && echo "ncc device = host: same stdout" || echo "FAIL ncc device and host stdout differ"

@@ -8,7 +8,7 @@
 # cv2.matchTemplate(TM_SQDIFF) on the same files (per call, after one warm-up call, in one
 # python process). ROUNDS rounds alternate the two; the medians and their ratio are printed and
 # appended to bench/results/times.csv (workload 1326x1025/479x432, method fft-one-call /
-# opencv-one-call). PARVIS_FFT_PROFILE=1 (or cpu) in the environment adds the phases on stderr.
+# opencv-one-call). PARVIS_TUNING=match.fft_profile=1 (or =cpu) adds the phases on stderr.
 # FFTW's wisdom cache (src/match/cpu_fftw.cpp) lives in the run's temporary directory: each
 # version's first call plans from nothing and writes it (printed as "<v>-cold", method
 # fft-one-call-cold), the rounds then plan from it, as a user's later calls do.

@@ -3,8 +3,8 @@
 # GPU-side timing of template matching on a CUDA version (default cuda-opt): builds the version,
 # links bench/cuda_match_timing.cpp with its objects (all but main.cpp.o) and runs it. Prints
 # one line per measurement (see the driver's header). Environment knobs of cuda-opt worth
-# trying (seed 000's stage table: ./main bench match on a CUDA version): PARVIS_NO_GRAPH=1,
-# PARVIS_DIRECT_ROWS=4|8, PARVIS_FFT_TUNE=0.
+# trying (seed 000's stage table: ./main bench match on a CUDA version): PARVIS_TUNING with
+# match.graph=0, match.direct_rows=4|8, match.fft_tune=0 (cuda/match/tuning.hpp).
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 v=${1:-cuda-opt}; shift || true

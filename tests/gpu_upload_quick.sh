@@ -17,7 +17,7 @@
 #      3840x2160 RGB (24.9 MB): the timing line "[upload N us, M MB at G GB/s, how]" (the
 #      process's first copy); then 1326x1025 grey (1.36 MB), 12 calls of the default (its upload
 #      should stay at or below 60 us: the median is printed); and NCC on the device vs
-#      PARVIS_NCC_HOST=1.
+#      PARVIS_TUNING=match.ncc_host=1.
 #   UPLOAD_BENCH_ARGS="--first --seconds 0.2": step 2 times only what one call pays.
 # Not in tests/gpu/ (gpu_check.sh runs every script there): tests/gpu/match.sh and filter.sh hold
 # the same checks for the full run.
@@ -78,7 +78,7 @@ for i in $(seq 12); do
   bin/cuda-opt match "$LOG/g1326.pgm" "$LOG/tg1326.pgm" --method fft 2>&1 >/dev/null | sed -n 's/.*\[upload \([0-9]*\) us.*/\1/p'
 done | sort -n | awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; printf "1.36 MB grey, %d calls: upload median %s us (%s)\n", NR, m, m + 0 <= 60 ? "target met: <= 60" : "ABOVE 60" }'
 for ncc in device host; do
-  env $([ $ncc = host ] && echo PARVIS_NCC_HOST=1) bin/cuda-opt match "$LOG/s1326.bmp" "$LOG/t24.bmp" --metric ncc >"$LOG/ncc-$ncc.out" 2>"$LOG/ncc-$ncc.err"
+  env $([ $ncc = host ] && echo PARVIS_TUNING=match.ncc_host=1) bin/cuda-opt match "$LOG/s1326.bmp" "$LOG/t24.bmp" --metric ncc >"$LOG/ncc-$ncc.out" 2>"$LOG/ncc-$ncc.err"
   echo "ncc on the $ncc: $(cat "$LOG/ncc-$ncc.out" | head -n1) | $(grep '^time' "$LOG/ncc-$ncc.err")"
 done
 cmp -s "$LOG/ncc-device.out" "$LOG/ncc-host.out" && echo "ncc device = host: same stdout" || echo "FAIL ncc device and host stdout differ"

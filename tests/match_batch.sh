@@ -138,7 +138,7 @@ templates tpl-repeat "$N" "$T/t37x23.bmp $T/t37x23.bmp $T/t31x17.bmp" --method f
 # Templates of each FFT kind in one batch, each kind's transform made, then reused after other
 # kinds' (cuda-opt, opt_source.cuh: the exact NTT for 37x23 and 31x17; cuFFT with 32-bit integral
 # words for the bright 257x256, 255 sum(T) >= p; 64-bit words for 259x257, w h 255^2 >= 2^32;
-# PARVIS_NO_NTT=1: cuFFT 32-bit for the small ones too). The CPU FFT makes one transform for all.
+# match.ntt=0: cuFFT 32-bit for the small ones too). The CPU FFT makes one transform for all.
 KT="$T/t37x23.bmp $T/k257x256.bmp $T/t37x23.bmp $T/k259x257.bmp $T/k257x256.bmp $T/k259x257.bmp $T/t31x17.bmp"
 templates kinds-fft "$N" "$KT" --method fft
 like_seq kinds-fft "$N" $KT --method fft
@@ -225,14 +225,15 @@ files() {
 files files-templates templates "t37x23 t64x64"
 # cuda-opt times its cuFFT size once per process and source size (opt_fft_size.cu), so separate
 # processes may pad to different sizes and round the maps differently: the sizes are fixed
-# (PARVIS_FFT_TUNE=0) for the batch and the single calls alike wherever cuFFT may run (with
-# PARVIS_NO_NTT=1 the small templates take it too).
-export PARVIS_FFT_TUNE=0
+# (match.fft_tune=0, added to the caller's PARVIS_TUNING) for the batch and the single calls
+# alike wherever cuFFT may run (with match.ntt=0 the small templates take it too).
+tuning_before=${PARVIS_TUNING-}
+export PARVIS_TUNING=${PARVIS_TUNING:+$PARVIS_TUNING,}match.fft_tune=0
 files files-templates-rgb-fft templates "t37x23 t31x17 t64x64 t37x23" --method fft --top 3
 # The FFT maps (approximate away from the re-scored positions) bit for bit: each kind's shared
 # spectrum and integral image give exactly the single call's values.
 files files-kinds-fft templates "t37x23 k257x256 k259x257 k257x256 t37x23 k259x257" --method fft --top 2
-unset PARVIS_FFT_TUNE
+export PARVIS_TUNING=$tuning_before
 files files-sources sources ""
 files files-templates-mask templates "t37x23 u37x23 v37x23" --mask "$T/ring37x23.pgm" --metric ncc
 files files-sources-mask sources "" --mask "$T/holes16.pgm" --metric sad

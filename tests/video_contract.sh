@@ -150,7 +150,7 @@ fi
 # 5. Nothing per frame allocates: the process's heap allocations (tests/alloc_count.c, preloaded)
 #    are the same for 20 frames as for 60, i.e. once the pipeline and the matcher are warm a frame
 #    costs no malloc at all (reader, conversion, match, colour count, output line). FFTW's
-#    buffered passes malloc their own scratch inside fftw_execute; PARVIS_FFTW_NO_BUFFERING=1
+#    buffered passes malloc their own scratch inside fftw_execute; match.fftw_buffering=0
 #    plans without them here, and the wisdom cache is off (its first write allocates).
 if [ "$(basename "$EXE")" = cuda-naive ]; then
   skip "allocations per frame: cuda-naive is seed 000's matcher, which allocates its buffers per call"
@@ -164,8 +164,8 @@ else
   allocs() {  # allocs FRAMES ARGS... -> the allocation count of `video ... --frames 0:FRAMES`
     local frames=$1; shift
     rm -f "$WORK/allocs"
-    PARVIS_ALLOC_COUNT_FILE="$WORK/allocs" LD_PRELOAD="$WORK/alloc_count.so" PARVIS_FFTW_NO_BUFFERING=1 PARVIS_FFTW_WISDOM=off \
-      "$EXE" video "$@" --no-time --frames "0:$frames" >/dev/null 2>&1 && cat "$WORK/allocs" 2>/dev/null
+    PARVIS_ALLOC_COUNT_FILE="$WORK/allocs" LD_PRELOAD="$WORK/alloc_count.so" PARVIS_FFTW_WISDOM=off \
+      PARVIS_TUNING=${PARVIS_TUNING:+$PARVIS_TUNING,}match.fftw_buffering=0 "$EXE" video "$@" --no-time --frames "0:$frames" >/dev/null 2>&1 && cat "$WORK/allocs" 2>/dev/null
   }
   # The CUDA driver's own threads allocate a few times at moments that vary from run to run
   # (seen: 19149 for 20 frames, 19147 for 60): a slack of 8 there; one allocation per frame

@@ -3,12 +3,13 @@
 // values), the band loop, the checksum on the device, the memory plan.
 //
 // Bands: the rows are cut into bands whose input, output and scratch fit the card's free memory
-// less a reserve (cudaMemGetInfo; never more than the card has). Band b starts from the last row
-// of band b-1's integral (`above`), so 60000^2 u8 -> u64 (3.6 GB in, 28.8 GB out) is one band on
-// an 80 GB card and several on a smaller one. PARVIS_INTEGRAL_BAND_ROWS=N caps the band height
-// (tests: several bands on any card). Index arithmetic is 64-bit throughout.
+// less a reserve (tuning.hpp: integral_tuning), so 60000^2 u8 -> u64 (3.6 GB in, 28.8 GB out) is
+// one band on an 80 GB card and several on a smaller one. Band b starts from the last row of band
+// b-1's integral (`above`). Index arithmetic is 64-bit throughout.
 //
 // K provides:
+//   static constexpr const char* kName;                                    what --explain calls it
+//   static constexpr int64_t kMaxBandRows;
 //   static uint64_t scratch_bytes(int64_t w, int64_t rows, size_t elem);   beyond input/output
 //   template <typename T> static Status band(const uint8_t* in, T* out, const T* above,
 //       int64_t w, int64_t rows, bool squared, unsigned char* scratch, cudaStream_t s);
@@ -18,12 +19,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "common.cuh"
 #include "integral/checksum.hpp"
 #include "integral/integral.hpp"
+#include "integral/tuning.hpp"
 #include "scan.cuh"
 
 namespace parvis::integral::device {
@@ -70,18 +71,13 @@ Status run(const Source& src, int w64, int h64, bool squared, bool keep, Result*
   const int64_t w = w64, h = h64;
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const uint64_t reserve = std::max<uint64_t>(uint64_t(256) << 20, total_b / 20);
-  const uint64_t per_row = uint64_t(w) * (1 + sizeof(T));
-  // Band height: input + output + scratch within free memory less the reserve.
-  const uint64_t usable = free_b > reserve + 2 * w * sizeof(T) ? free_b - reserve - 2 * w * sizeof(T) : 0;
-  int64_t rows = std::min<int64_t>(h, int64_t(usable / per_row));
-  while (rows > 0 && per_row * rows + K::scratch_bytes(w, rows, sizeof(T)) > usable) rows = rows * 15 / 16;
-  if (const char* cap = std::getenv("PARVIS_INTEGRAL_BAND_ROWS"))
-    if (std::atoll(cap) > 0) rows = std::min<int64_t>(rows, std::atoll(cap));
-  rows = std::min<int64_t>(rows, K::kMaxBandRows);
+  const IntegralTuning tuning =
+      integral_tuning(w, h, sizeof(T), free_b, total_b, K::kMaxBandRows, &K::scratch_bytes);
+  const int64_t rows = tuning.band_rows;
   if (rows < 1)
     return Status::runtime("not enough GPU memory for one row of a " + std::to_string(w) + "-wide integral (" +
                            std::to_string(free_b >> 20) + " MiB free)");
+  res->explain = std::string(K::kName) + "; " + tuning.describe();
 
   cuda::DeviceBuffer<uint8_t> d_in;
   cuda::DeviceBuffer<T> d_out, d_above;

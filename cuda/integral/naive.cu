@@ -122,6 +122,7 @@ Status transpose_all(const T* in, T* out, int64_t rows, int64_t cols) {
 }
 
 struct Kernels {
+  static constexpr const char* kName = "cuda-naive: seed 004's row scans and transposes";
   static constexpr int64_t kMaxBandRows = int64_t(1) << 40;
   static uint64_t scratch_bytes(int64_t w, int64_t rows, size_t elem) {
     return uint64_t(w * rows + std::max(sums_elems(rows, w), sums_elems(w, rows))) * elem;

@@ -17,19 +17,15 @@
 //      widened to the output type.
 // Traffic: 2 bytes read + sizeof(T) written a pixel, plus ~0.5 bytes of tile sums. S, rowcum
 // and colsum fit u32 (32 * 1024 * 255^2 < 2^32); the rest is u64 until the store (exact).
-//
-// PARVIS_INTEGRAL_VARIANT picks the kernels: "tiles" (the default, above) or "lookback"
-// (opt_lookback.cuh: one kernel, one pass, a decoupled look-back down the columns).
+// A single pass with a decoupled look-back down the columns lost to this scheme at every size
+// measured (docs/decisions/019).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 #include "integral/driver.cuh"
-#include "integral/opt_lookback.cuh"
 
 namespace parvis::integral::opt {
 
@@ -331,33 +327,15 @@ Status launch_passes(const uint8_t* in, int64_t w, int64_t rows, bool squared, c
   return Status::Ok();
 }
 
-enum class Variant { Tiles, Lookback, Unknown };
-inline Variant variant_from_env() {
-  const char* e = std::getenv("PARVIS_INTEGRAL_VARIANT");
-  if (!e || !*e || std::strcmp(e, "tiles") == 0) return Variant::Tiles;
-  return std::strcmp(e, "lookback") == 0 ? Variant::Lookback : Variant::Unknown;
-}
-
 struct Kernels {
+  static constexpr const char* kName = "cuda-opt: tiles of 32 x 1024 (tile_sums, carries, tiles)";
   static constexpr int64_t kMaxBandRows = int64_t(1) << 40;
   static uint64_t scratch_bytes(int64_t w, int64_t rows, size_t) {
-    if (variant_from_env() == Variant::Lookback) {
-      const int h = lookback::band_rows_from_env();
-      return lookback::scratch_bytes(lookback::make_geom(w, rows, h ? h : 16));
-    }
     return uint64_t(nty_of(rows) * w) * 12 + uint64_t(ntx_of(w) * rows) * 12 + uint64_t(nty_of(rows) * ntx_of(w)) * 8 + 64;
   }
   template <typename T>
   static Status band(const uint8_t* in, T* out, const T* above, int64_t w, int64_t rows, bool squared,
                      unsigned char* scratch, cudaStream_t stream) {
-    const Variant v = variant_from_env();
-    if (v == Variant::Unknown) return Status::bad_input("PARVIS_INTEGRAL_VARIANT must be tiles or lookback");
-    if (v == Variant::Lookback) {
-      const int h = lookback::band_rows_from_env();
-      if (h == 16) return lookback::run<T, 16>(in, out, above, w, rows, squared, scratch, stream);
-      if (h == 32) return lookback::run<T, 32>(in, out, above, w, rows, squared, scratch, stream);
-      return Status::bad_input("PARVIS_INTEGRAL_LB_ROWS must be 16 or 32");
-    }
     const int64_t ntx = ntx_of(w), nty = nty_of(rows);
     Scratch s;
     s.above = reinterpret_cast<uint64_t*>(scratch);

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config.hpp"
 #include "match/device_source.cuh"
 #include "match/mask.hpp"
 #include "match/mask_kernels.cuh"
@@ -126,8 +127,10 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   // straight to the host (no copy node after the graph), where the device can map host memory.
   int can_map = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, dev));
-  m->result_mapped = can_map != 0 && !env_flag("PARVIS_NO_MAPPED_RESULT");
-  if (m->result_mapped) {
+  MatchTuning tuning = MatchTuning::from_config();
+  tuning.mapped_result = tuning.mapped_result && can_map != 0;
+  m->set_tuning(tuning);
+  if (m->tuning.mapped_result) {
     PARVIS_TRY(m->h_out.alloc_mapped(1));
     PARVIS_TRY(m->h_out.device_pointer(&m->result));
   } else {
@@ -160,12 +163,8 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
     CUDA_CHECK(cudaMemcpyAsync(m->d_tpl_words.get(), words.data(), words.size() * 4,
                                cudaMemcpyHostToDevice, m->stream));
   }
-  m->graphs_disabled = env_flag("PARVIS_NO_GRAPH");
-  if (const char* g = std::getenv("PARVIS_GRAY"); g && *g) {  // who makes an RGB source's grey
-    if (std::strcmp(g, "device") != 0 && std::strcmp(g, "host") != 0)
-      return Status::usage(std::string("PARVIS_GRAY must be host or device, not '") + g + "'");
-    m->gray_device = std::strcmp(g, "device") == 0;
-  }
+  // Who makes an RGB source's grey (config::check has refused any value but host and device).
+  if (const char* g = config::get(config::Var::Gray); g && *g) m->gray_device = std::strcmp(g, "device") == 0;
   PARVIS_TRY(m->copier.init(cuda::upload_tuning()));
   *out = std::move(m);
   return Status::Ok();
@@ -268,7 +267,7 @@ Status elapsed(Matcher& m, Timings* t) {
 // is not mapped, and ~0 where the kernel already wrote it to the host.
 Status fetch_result(Matcher& m, Timings* t, DeviceOut* o) {
   CUDA_CHECK(cudaEventRecord(m.ev[2], m.stream));
-  if (!m.result_mapped)
+  if (!m.tuning.mapped_result)
     CUDA_CHECK(cudaMemcpyAsync(m.h_out.get(), m.result, sizeof(DeviceOut), cudaMemcpyDeviceToHost,
                                m.stream));
   CUDA_CHECK(cudaEventRecord(m.ev[3], m.stream));
@@ -368,8 +367,8 @@ Method choose(const Matcher& m, std::string* why) {
   }
   const double macs = double(m.map_w()) * m.map_h() * m.w * m.h;
   double direct_us = macs / kGenericMacsPerUs;
+  const int R = m.direct_fast ? direct_rows(m) : 0;
   if (m.direct_fast) {
-    const int R = direct_rows(m);
     const double threads = double(div_up(m.map_w(), 4)) * div_up(m.map_h(), R);
     const double ops = double(R + m.h - 1) * m.nw * (4 + 5 * R);
     const double waves = std::max(1.0, threads / (double(m.num_sms) * (R == 4 ? 1024 : 640)));
@@ -380,10 +379,11 @@ Method choose(const Matcher& m, std::string* why) {
   const double fft_us = fft_estimate_us(m, &ntt, &P, &Q);
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "auto chose %s: direct ~%.0f us (%.3g multiply-adds, %s kernel) vs fft ~%.0f us "
+                "auto chose %s: direct ~%.0f us (%.3g multiply-adds, %s kernel%s) vs fft ~%.0f us "
                 "(%dx%d %s)",
                 direct_us <= fft_us ? "direct" : "fft", direct_us, macs,
-                m.direct_fast ? "dp4a" : "generic", fft_us, P, Q,
+                m.direct_fast ? "dp4a" : "generic", R == 8 ? ", 8 rows a thread" : R == 4 ? ", 4 rows a thread" : "",
+                fft_us, P, Q,
                 ntt ? "exact NTTs + window sums" : "double FFTs + integral image + exact re-scoring");
   why->assign(buf);
   return direct_us <= fft_us ? Method::Direct : Method::FFT;
@@ -410,7 +410,9 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   out->map_height = m->map_h();
   if (mask::active(m->asked)) {  // --mask: the masked direct kernel or the masked FFT / NTT
     if (m->source_on_device) return Status::usage("--mask needs the source on the host");
-    if (choose_masked(*m, &out->explain) == Method::FFT) return run_mask_fft(*m, gray_source, out);
+    const Method masked = choose_masked(*m, &out->explain);
+    out->explain.append(m->tuning_note);
+    if (masked == Method::FFT) return run_mask_fft(*m, gray_source, out);
     return cuda_mask::run(gray_source, m->tpl, m->asked, out);
   }
   Method method = m->params.method;
@@ -418,9 +420,10 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     method = choose(*m, &out->explain);
   else
     out->explain.assign(method_name(method)).append(", as asked");
+  out->explain.append(m->tuning_note);
   if (host) out->explain.append("; upload: ").append(m->copier.tuning().describe());
-  // The normed metrics on the device (opt_normed.cu); PARVIS_NCC_HOST=1: on the host, as before.
-  if (is_normed(m->asked.metric) && !env_flag("PARVIS_NCC_HOST") && normed_device_fits(*m))
+  // The normed metrics on the device (opt_normed.cu); match.ncc_host=1: on the host, as before.
+  if (is_normed(m->asked.metric) && !m->tuning.ncc_host && normed_device_fits(*m))
     return run_normed(*m, gray_source, out);
   if (method == Method::FFT)
     PARVIS_TRY(run_fft(*m, gray_source, out));
@@ -464,7 +467,7 @@ Status matcher_gray_on_device(Matcher* m, int W, int H, bool* on_device) {
   if (!m->gray_device || mask::active(m->asked)) return Status::Ok();  // --mask: host grey
   if (W < m->w || H < m->h) return Status::Ok();  // matcher_run says why, as for a grey source
   if (is_normed(m->asked.metric)) {  // on the device only where run_normed takes the source
-    if (env_flag("PARVIS_NCC_HOST")) return Status::Ok();
+    if (m->tuning.ncc_host) return Status::Ok();
     PARVIS_TRY(cuda::require_device());
     PARVIS_TRY(setup_source_size(*m, W, H, true));  // the copier prepared for the RGB bytes
     if (!normed_device_fits(*m)) return Status::Ok();

@@ -15,8 +15,6 @@
 // tile either). Templates too large for 32-bit sums (w h 255^2 >= 2^32) or for 44 KiB of shared
 // memory take the generic exact kernel (one block per position).
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include "match/opt_matcher.cuh"
 
@@ -188,12 +186,9 @@ __global__ __launch_bounds__(kDirectBlockX* kDirectBlockY, R == 4 ? 8 : 1) void 
 // per position), 4 needs ~60 registers instead of ~96, so 8 blocks fit on an SM instead of 5.
 // R = 4 wins for short templates whose grid fits in two waves, and for grids that would fill
 // less than half the GPU at R = 8; otherwise R = 8. R = 2 (twice the threads of R = 4) was
-// slower than R = 4 on short templates (docs/decisions/004). PARVIS_DIRECT_ROWS=4|8 forces one.
+// slower than R = 4 on short templates (docs/decisions/004). match.direct_rows=4|8 forces one.
 int direct_rows(const Matcher& m) {
-  if (const char* v = std::getenv("PARVIS_DIRECT_ROWS")) {
-    if (std::strcmp(v, "4") == 0) return 4;
-    if (std::strcmp(v, "8") == 0) return 8;
-  }
+  if (m.tuning.direct_rows) return m.tuning.direct_rows;
   const double blocks4 = double(div_up(m.map_w(), 4 * kDirectBlockX)) *
                          div_up(m.map_h(), kDirectBlockY * 4);
   const double threads8 = double(div_up(m.map_w(), 4)) * div_up(m.map_h(), 8);

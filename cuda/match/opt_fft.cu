@@ -24,7 +24,7 @@
 //   Integral images use 32-bit words when every window sum fits (w h 255^2 < 2^32): window
 //   sums are differences of four entries and modular arithmetic keeps them exact; otherwise
 //   64-bit words. Double precision because the rounding bound must be small enough to re-score
-//   only near-ties (fft_common.cuh). PARVIS_NO_NTT=1 forces this path (tests/gpu_check.sh).
+//   only near-ties (fft_common.cuh). PARVIS_TUNING=match.ntt=0 forces this path (tests/gpu_check.sh).
 // Either sequence is one CUDA graph per source size.
 #include <algorithm>
 #include <cstdio>

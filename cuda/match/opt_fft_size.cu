@@ -1,8 +1,6 @@
 // cuda-opt template matching: the cuFFT pipeline's padded size (opt_fft.cu), timed once per
 // source size and process.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -20,7 +18,7 @@ namespace {
 // docs/decisions/021). So a few candidate sizes per dimension are timed (one forward +
 // inverse pair after a warm-up, best of two) and the fastest kept: the smallest 7-smooth length,
 // the smallest 2^a x {1, 3, 9}, the next power of two; pairs over 1.8x the smallest area are not
-// tried. PARVIS_FFT_TUNE=0 takes the smallest 7-smooth sizes without timing.
+// tried. match.fft_tune=0 takes the smallest 7-smooth sizes without timing.
 std::vector<int> length_candidates(int n) {
   std::vector<int> c{cuda::fft::good_size(n)};
   int best23 = 0, pow2 = 1;
@@ -48,13 +46,12 @@ Status tune_fft_size(Matcher& m, int W, int H, int* P, int* Q) {
     return Status::Ok();
   }
   *P = cuda::fft::good_size(W), *Q = cuda::fft::good_size(H);
-  const char* tune = std::getenv("PARVIS_FFT_TUNE");
   std::vector<std::pair<int, int>> pairs;
   const double min_area = double(*P) * *Q;
   for (int p : length_candidates(W))
     for (int q : length_candidates(H))
       if (double(p) * q <= 1.8 * min_area) pairs.emplace_back(p, q);
-  if (pairs.size() > 1 && !(tune && std::strcmp(tune, "0") == 0)) {
+  if (pairs.size() > 1 && m.tuning.fft_tune) {
     size_t max_real = 0, max_spec = 0;
     for (auto [p, q] : pairs) {
       max_real = std::max(max_real, size_t(p) * q);

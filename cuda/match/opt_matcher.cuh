@@ -10,7 +10,6 @@
 //   opt_mask_fft.cu  --mask with the FFT method (the NTT / cuFFT map of T & b, run sums)
 #pragma once
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -21,6 +20,7 @@
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
 #include "match/ntt.hpp"
+#include "match/tuning.hpp"
 #include "scan.cuh"
 #include "upload/upload.hpp"
 
@@ -80,11 +80,6 @@ static __device__ uint64_t block_exact_rows(const uint8_t* src, size_t pitch, co
   return cuda::block_sum(acc, scratch);
 }
 
-inline bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
 // n zeroed host values, or a runtime error naming `what` when the host is out of memory.
 template <typename T>
 inline Status alloc_host(std::vector<T>* v, size_t n, const char* what = "scores") {
@@ -118,6 +113,8 @@ struct GraphBinding {
 // The prepared matcher: template data once, and per source size the buffers, cuFFT plans, the
 // template spectrum and the captured graphs.
 struct Matcher {
+  opt::MatchTuning tuning;  // filled once in matcher_create; the values that run
+  std::string tuning_note;  // "; " + tuning.describe(), appended to every run's explain
   Image tpl;
   Params params;  // what runs: for the normed metrics, exact SSD with its map
   Params asked;   // what was asked for
@@ -151,8 +148,8 @@ struct Matcher {
   DeviceBuffer<opt::DeviceOut> d_direct_rec;  // direct_dp4a's, only ever left clean
   PinnedBuffer<opt::DeviceOut> h_out;         // the result on the host (mapped where possible)
   DeviceBuffer<opt::DeviceOut> d_result;      // the result on the device where h_out is not mapped
-  opt::DeviceOut* result = nullptr;           // where the kernels write the result
-  bool result_mapped = false;
+  opt::DeviceOut* result = nullptr;           // where the kernels write the result (h_out's
+                                              // device pointer where tuning.mapped_result)
 
   // FFT state for (W, H).
   bool fft_ready = false;
@@ -196,7 +193,6 @@ struct Matcher {
   DeviceBuffer<uint64_t> d_mask_a, d_mask_b;
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
-  bool graphs_disabled = false;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT
   // graph was captured for (maker and reader graphs differ: a reader's has no source nodes).
   opt::SourceBinding src_bind;
@@ -216,6 +212,10 @@ struct Matcher {
     if (graph_direct) cudaGraphExecDestroy(graph_direct);
     if (graph_ntt) cudaGraphExecDestroy(graph_ntt);
     graph_fft = graph_direct = graph_ntt = nullptr;
+  }
+  void set_tuning(const opt::MatchTuning& t) {
+    tuning = t;
+    tuning_note = "; " + t.describe();
   }
   int map_w() const { return W - w + 1; }
   int map_h() const { return H - h + 1; }
@@ -269,23 +269,25 @@ Status time_stages(Matcher& m, const Image& src, Result* res, Enqueue enqueue) {
 // ---- graphs: capture once per source size, replay every run ----------------------------------------
 template <typename Enqueue>
 Status run_graph(Matcher& m, cudaGraphExec_t* exec, Enqueue enqueue) {
-  if (!*exec && !m.graphs_disabled) {
+  if (!*exec && m.tuning.graph) {
+    // Capture is an optimisation: on any failure the same work runs without it, from now on.
+    opt::MatchTuning uncaptured = m.tuning;
+    uncaptured.graph = false;
     cudaGraph_t graph = nullptr;
     CUDA_CHECK(cudaStreamBeginCapture(m.stream, cudaStreamCaptureModeThreadLocal));
     const Status captured = enqueue();
     const cudaError_t end = cudaStreamEndCapture(m.stream, &graph);
     if (!captured.ok() || end != cudaSuccess) {
-      // Capture is an optimisation: on any failure run the same work without it.
       if (graph) cudaGraphDestroy(graph);
       (void)cudaGetLastError();
-      m.graphs_disabled = true;
+      m.set_tuning(uncaptured);
     } else {
       const cudaError_t inst = cudaGraphInstantiate(exec, graph, 0);
       cudaGraphDestroy(graph);
       if (inst != cudaSuccess) {
         (void)cudaGetLastError();
         *exec = nullptr;
-        m.graphs_disabled = true;
+        m.set_tuning(uncaptured);
       }
     }
   }

@@ -14,7 +14,7 @@
 //      the double when a map is asked for; each block's smallest key -> atomicMin;
 //   W4 normed_tie: of the positions holding that key, the smallest index (y, then x: seq's
 //      order) -> atomicMin.
-// Sources too tall for the grids (map_h > 524,280) and PARVIS_NCC_HOST=1 take the former path (SSD map to the host, window sums and the expression
+// Sources too tall for the grids (map_h > 524,280) and match.ncc_host=1 take the former path (SSD map to the host, window sums and the expression
 // there: match.cpp's normed_from_ssd_map), for comparison.
 #include <algorithm>
 #include <cstring>

@@ -187,8 +187,8 @@ int vsum_ld(int W) { return (W + 31) / 32 * 32; }  // 128-byte rows
 bool ntt_eligible(const Matcher& m, std::string* why_not) {
   const int P = ntt::good_length(m.W), Q = ntt::good_length(m.H);
   const size_t limit = size_t(m.smem_optin) - 1024;
-  if (env_flag("PARVIS_NO_NTT")) {
-    *why_not = "PARVIS_NO_NTT is set";
+  if (!m.tuning.ntt) {
+    *why_not = "match.ntt=0";
   } else if (!(255.0 * m.tpl_l1 < double(ntt::kMod))) {
     *why_not = "255 sum(T) >= p = 15*2^27+1, so correlation values could wrap: cuFFT in double";
   } else if (!(double(m.w) * m.h * 255.0 * 255.0 < 4294967296.0) ||

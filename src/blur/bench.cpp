@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "blur/blur.hpp"
+#include "common/config.hpp"
 #include "common/subcommands.hpp"
 
 namespace parvis {
@@ -54,7 +55,7 @@ bool is_gpu() {
 std::string threads_field() {
   if (is_gpu()) return "gpu";
   if (std::string(kVersionName) != "omp") return "1";
-  if (const char* n = std::getenv("OMP_NUM_THREADS")) return n;
+  if (const char* n = config::system("OMP_NUM_THREADS")) return n;
   return std::to_string(std::thread::hardware_concurrency());
 }
 

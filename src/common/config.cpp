@@ -26,23 +26,22 @@ constexpr double kMaxBytes = 4294967296.0;  // 4 GiB
 // The PARVIS_TUNING keys, operation by operation. Each names a field of that operation's typed
 // tuning; the defaults live beside the operation, not here.
 const Key kKeys[] = {
-    // Template matching (cuda/match/tuning.hpp, src/match/cpu_fft.cpp, src/match/cpu_fftw.cpp).
+    // Template matching: cuda-opt's MatchTuning (cuda/match/tuning.hpp), the CPU FFT's
+    // fft::Tuning (src/match/fft_tuning.hpp).
     {"match.ntt", Kind::Flag, 0, 1, nullptr, "cuda-opt: the exact NTT where it applies (0: cuFFT with exact re-scoring)"},
     {"match.ncc_host", Kind::Flag, 0, 1, nullptr, "cuda-opt: NCC's double expression on the host (1) or the device (0)"},
     {"match.mapped_result", Kind::Flag, 0, 1, nullptr, "cuda-opt: the result read through mapped host memory (0: a copy)"},
-    {"match.graph", Kind::Flag, 0, 1, nullptr, "cuda-opt: the FFT pipeline replayed as a CUDA graph"},
-    {"match.direct_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt: template rows a direct block sums (default: chosen by size)"},
-    {"match.fft_tune", Kind::Flag, 0, 1, nullptr, "cuda-opt: time the candidate FFT sizes once per size (0: the smallest good size)"},
-    {"match.fft_bound_scale", Kind::Real, 1, 1e12, nullptr, "test hook: multiply the FFT rounding bound (forces re-scoring)"},
-    {"match.fft_profile", Kind::Flag, 0, 1, nullptr, "CPU FFT: print the time of each stage to stderr"},
-    {"match.fftw_buffering", Kind::Flag, 0, 1, nullptr, "FFTW's buffered solvers (0: FFTW_NO_BUFFERING, no malloc per transform)"},
-    {"match.hugepages", Kind::Flag, 0, 1, nullptr, "CPU FFT buffers advised as huge pages"},
+    {"match.graph", Kind::Flag, 0, 1, nullptr, "cuda-opt: the pipelines replayed as CUDA graphs"},
+    {"match.direct_rows", Kind::Word, 0, 0, "auto|4|8", "cuda-opt: output rows a direct_dp4a thread computes (auto: by size)"},
+    {"match.fft_tune", Kind::Flag, 0, 1, nullptr, "cuda-opt: time the candidate cuFFT sizes once per size (0: the smallest good size)"},
+    {"match.fft_bound_scale", Kind::Real, 1, 1e12, nullptr, "CPU FFT, test hook: multiply the rounding bound (forces re-scoring)"},
+    {"match.fft_profile", Kind::Word, 0, 0, "0|1|cpu", "CPU FFT: each stage's time on stderr (1: wall clock, cpu: the process's CPU time)"},
+    {"match.fftw_buffering", Kind::Flag, 0, 1, nullptr, "CPU FFT: FFTW's buffered solvers (0: FFTW_NO_BUFFERING, no malloc per transform)"},
+    {"match.hugepages", Kind::Flag, 0, 1, nullptr, "CPU FFT: buffers advised as transparent huge pages"},
     // Video (cuda/video/).
     {"video.host_convert", Kind::Flag, 0, 1, nullptr, "cuda-opt: frames made grey on the host (0: on the device)"},
     // Integral image (cuda/integral/tuning.hpp).
-    {"integral.band_rows", Kind::Int, 1, 1 << 20, nullptr, "cuda-opt: rows a band holds at most (test hook: small bands)"},
-    {"integral.variant", Kind::Word, 0, 0, "auto|bands|lookback", "cuda-opt: the kernel"},
-    {"integral.lb_rows", Kind::Int, 1, 1 << 20, nullptr, "cuda-opt lookback: rows a tile holds"},
+    {"integral.band_rows", Kind::Int, 1, 1 << 20, nullptr, "CUDA versions: rows a band holds at most (test hook: many bands)"},
     // Filter (cuda/filter/tuning.hpp).
     {"filter.variant", Kind::Word, 0, 0, "auto|direct|sep|mma|smem|prefetch|nonvec|vec", "the kernel (names per version)"},
     {"filter.tile_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt smem: rows a tile holds"},

@@ -1,6 +1,6 @@
 // SIMD for the simd and omp versions: each kernel is written ONCE, as a template over an ISA
 // "ops" struct, and compiled once per instruction set. Run-time dispatch picks the widest the
-// CPU has; PARVIS_SIMD=sse2 or =scalar in the environment caps it, so tests and benchmarks can
+// CPU has; PARVIS_SIMD=sse2 or =scalar (common/config.hpp) caps it, so tests and benchmarks can
 // run the narrower paths on an AVX2 machine.
 //
 // How (no special compiler flags, g++ and clang++ alike): the kernel templates live in a file
@@ -31,8 +31,9 @@
 // ladders need); an operation may define more in its own .inc, inside the same regions.
 #pragma once
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
+
+#include "common/config.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -64,7 +65,7 @@ inline const char* isa_name(Isa isa) {
 
 // The widest instruction set this CPU runs, capped by PARVIS_SIMD=scalar|sse2|avx2.
 inline Isa best_isa() {
-  const char* cap = std::getenv("PARVIS_SIMD");
+  const char* cap = config::get(config::Var::Simd);
   if (cap && std::strcmp(cap, "scalar") == 0) return Isa::Scalar;
 #if PARVIS_SIMD_X86
   if (__builtin_cpu_supports("avx2") && !(cap && std::strcmp(cap, "sse2") == 0)) return Isa::Avx2;

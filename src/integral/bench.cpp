@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/config.hpp"
 #include "common/simd.hpp"
 #include "common/subcommands.hpp"
 #include "integral/integral.hpp"
@@ -34,7 +35,7 @@ std::string bench_threads() {
   const std::string v = kVersionName;
   if (v.rfind("cuda", 0) == 0) return "gpu";
   if (v != "omp") return "1";
-  if (const char* n = std::getenv("OMP_NUM_THREADS")) return n;
+  if (const char* n = config::system("OMP_NUM_THREADS")) return n;
   return std::to_string(std::thread::hardware_concurrency());
 }
 

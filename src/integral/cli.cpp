@@ -1,5 +1,5 @@
 // ./main integral IN | --random WxH [--seed S] [--type auto|u32|u64|f64] [--squared]
-//                 [--out X.npy] [--json]
+//                 [--out X.npy] [--json] [--explain]
 #include <cinttypes>
 #include <chrono>
 #include <condition_variable>
@@ -62,10 +62,10 @@ class Progress {
 int cli_integral(int argc, char** argv) {
   std::string random_size, type_text = "auto", out_path;
   int seed = 1;
-  bool squared = false, json = false;
+  bool squared = false, json = false, explain = false;
   ArgParser args(
       "usage: ./main integral IN | --random WxH [--seed S] [--type auto|u32|u64|f64] [--squared]\n"
-      "                       [--out X.npy] [--json]\n"
+      "                       [--out X.npy] [--json] [--explain]\n"
       "The inclusive integral image of IN (made grey) or of deterministic noise: element (y, x)\n"
       "is the sum of every pixel (y', x') with y' <= y and x' <= x. Prints the size, the type,\n"
       "the last element (= the sum of all pixels) and a checksum of all elements.");
@@ -76,6 +76,7 @@ int cli_integral(int argc, char** argv) {
   args.flag("--squared", &squared, "integrate px^2 (the squared integral)");
   args.option("--out", &out_path, "X.npy", "write the integral as a (H, W) .npy array");
   args.flag("--json", &json, "print the result as JSON");
+  args.flag("--explain", &explain, "also say how the work was cut (the CUDA versions' kernel and bands)");
   args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
@@ -150,6 +151,8 @@ int cli_integral(int argc, char** argv) {
   const uint64_t last = result.last, sum = result.sum;
   char sum_hex[17];
   std::snprintf(sum_hex, sizeof sum_hex, "%016" PRIx64, sum);
+  const std::string explain_text =
+      result.explain.empty() ? std::string(kVersionName) + ": on the host (no tuning)" : result.explain;
   if (json) {
     Json j;
     j.begin_object();
@@ -160,12 +163,14 @@ int cli_integral(int argc, char** argv) {
     j.key("squared").boolean(squared);
     j.key("last").num(last);
     j.key("checksum").str(sum_hex);
+    if (explain) j.key("explain").str(explain_text);
     j.end_object();
     std::printf("%s\n", j.text().c_str());
   } else {
     std::printf("integral%s %dx%d %s: last %" PRIu64 " (the sum of all pixels%s), checksum %s\n",
                 squared ? " of squares" : "", width, height, integral::type_name(type), last,
                 squared ? "^2" : "", sum_hex);
+    if (explain) std::printf("explain: %s\n", explain_text.c_str());
   }
   s = outputs.commit();
   if (!s.ok()) return report_failure(s);

@@ -65,6 +65,7 @@ struct Result {
   uint64_t last = 0;  // the last element (the sum of all pixels) and checksum(): filled by
   uint64_t sum = 0;   // compute_source, whether or not the elements are kept
   Timings timings;    // compute_ms: the integral alone (not the noise, the checksum, copies)
+  std::string explain;  // the CUDA versions: the kernel and its tuning (--explain); CPU: empty
 };
 
 // `gray` has 1 channel. `squared`: integral of px^2. `type` Auto is resolved here, and a

@@ -234,7 +234,7 @@ std::string thread_field() {
   const std::string v = kVersionName;
   if (v.rfind("cuda", 0) == 0 || v.rfind("blur", 0) == 0) return "gpu";
   if (v != "omp") return "1";
-  if (const char* n = std::getenv("OMP_NUM_THREADS")) return n;
+  if (const char* n = config::system("OMP_NUM_THREADS")) return n;
   return std::to_string(std::thread::hardware_concurrency());
 }
 

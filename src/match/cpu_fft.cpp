@@ -82,6 +82,8 @@ struct SourceSpectrum : SourceCache::State {
 struct Plan {
   Image tpl;
   int threads = 1;
+  Tuning tuning;            // filled once in prepare()
+  std::string tuning_note;  // "; " + tuning.describe(), ending every run's explanation
   SourceCache* source_cache = nullptr;  // a batch's shared source (null: none)
   uint64_t tpl_sq_sum = 0;  // ΣT²
   double tpl_l1 = 0;        // ΣT   (the bound's ‖t‖₁)
@@ -140,8 +142,11 @@ bool available() { return true; }
 
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 
-Status prepare(const Image& gray_template, int threads, PlanPtr* out, SourceCache* source_cache) {
+Status prepare(const Image& gray_template, int threads, PlanPtr* out, SourceCache* source_cache,
+               const Tuning* tuning) {
   PlanPtr p(new Plan);
+  p->tuning = tuning ? *tuning : Tuning::from_config();
+  p->tuning_note = "; " + p->tuning.describe();
   p->tpl = gray_template;
   p->source_cache = source_cache;
   p->threads = std::max(1, threads);
@@ -167,25 +172,17 @@ static void fill_padded_row(const Image& img, int n1, size_t stride, int y, doub
   std::fill(d + x, d + n1, 0.0);
 }
 
-// PARVIS_FFT_PROFILE=1: the phases of setup_size and run on stderr (milliseconds), to see where
-// a single call spends its time (docs/decisions/001); PARVIS_FFT_PROFILE=cpu: the
-// process's CPU time instead of the wall clock (all threads; steadier on a shared machine).
-static int profile_mode() {
-  static const int mode = [] {
-    const char* v = std::getenv("PARVIS_FFT_PROFILE");
-    if (!v || !*v || std::strcmp(v, "0") == 0) return 0;
-    return std::strcmp(v, "cpu") == 0 ? 2 : 1;
-  }();
-  return mode;
-}
-static bool profile_on() { return profile_mode() != 0; }
-static double profile_now() {
-  if (profile_mode() == 1) return now_ms();
+// match.fft_profile=1: the phases of setup_size and run on stderr (milliseconds), to see where
+// a single call spends its time (docs/decisions/001); =cpu: the process's CPU time instead of
+// the wall clock (all threads; steadier on a shared machine).
+static double profile_now(Tuning::Profile mode) {
+  if (mode == Tuning::Profile::Off) return 0.0;
+  if (mode == Tuning::Profile::Wall) return now_ms();
   timespec t;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
-#define PROF_T(name) const double name = profile_on() ? profile_now() : 0.0
+#define PROF_T(name) const double name = profile_now(p->tuning.profile)
 
 // Columns per group of the column pass: a group's scratch (source and template, 2·n0·kColumnGroup
 // complex, 269 KB at n0 = 1050) stays in a core's L2. Contiguous columns in the scratch
@@ -219,14 +216,15 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
                                      (map_bytes + sizeof(fftw_complex) - 1) / sizeof(fftw_complex));
   {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    if (p->spec_buf.alloc(chunked(src_h) * p->spec_stride) && p->tpl_spec_buf.alloc(tpl_spec_n) &&
-        p->scratch_buf.alloc(2 * col_block * size_t(std::max(1, exec.workers)))) {
+    const bool huge = p->tuning.hugepages;
+    if (p->spec_buf.alloc(chunked(src_h) * p->spec_stride, huge) && p->tpl_spec_buf.alloc(tpl_spec_n, huge) &&
+        p->scratch_buf.alloc(2 * col_block * size_t(std::max(1, exec.workers)), huge)) {
       p->spec = p->spec_buf.data();
       p->real = reinterpret_cast<double*>(p->spec);
       p->tpl_spec = p->tpl_spec_buf.data();
       p->scratch_workers = std::max(1, exec.workers);
       // Each plan from the wisdom cache when it is there (cpu_fftw.hpp).
-      CachedPlanner planner;
+      CachedPlanner planner(p->tuning);
       const int rs = int(p->real_stride), ss = int(p->spec_stride);
       p->rows_fwd = planner.make([&](unsigned f) {
         return fftw_plan_many_dft_r2c(1, &n1, kRowChunk, p->real, nullptr, 1, rs, p->spec, nullptr,
@@ -263,7 +261,7 @@ static Status setup_size(Plan* p, int src_w, int src_h, const CpuExec& exec) {
   p->src_h = src_h;
   p->n0 = n0;
   p->n1 = n1;
-  if (profile_on()) std::fprintf(stderr, "fft setup: plan+alloc %.2f ms\n", s1 - s0);
+  if (p->tuning.profile != Tuning::Profile::Off) std::fprintf(stderr, "fft setup: plan+alloc %.2f ms\n", s1 - s0);
   return Status::Ok();
 }
 
@@ -380,12 +378,13 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   // ΣI·T for every position: forward transform, product with the template's spectrum, inverse.
   // A second run of this size keeps the template's column spectra for the runs after it.
   if (exec.workers > p->scratch_workers) {  // the scratch is made for setup's exec
-    if (!p->scratch_buf.alloc(2 * size_t(n0) * kColumnGroup * size_t(exec.workers)))
+    if (!p->scratch_buf.alloc(2 * size_t(n0) * kColumnGroup * size_t(exec.workers), p->tuning.hugepages))
       return Status::runtime("out of memory for the FFT's column scratch");
     p->scratch_workers = exec.workers;
   }
   const bool keep = !p->tpl_cols_ready && p->runs >= 1 &&
-                    p->tpl_cols_buf.alloc(size_t((n_half + kColumnGroup - 1) / kColumnGroup) * size_t(n0) * kColumnGroup);
+                    p->tpl_cols_buf.alloc(size_t((n_half + kColumnGroup - 1) / kColumnGroup) * size_t(n0) * kColumnGroup,
+                                          p->tuning.hugepages);
   ++p->runs;
   PROF_T(t0);
   if (!p->tpl_cols_ready && !p->tpl_spec_ready) template_rows(p, exec);
@@ -400,7 +399,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
     if (!shared_ready) {
       std::unique_ptr<SourceSpectrum> fresh(new SourceSpectrum);
       const size_t groups = size_t((n_half + kColumnGroup - 1) / kColumnGroup);
-      shared = fresh->cols.alloc(groups * size_t(n0) * kColumnGroup) ? fresh.get() : nullptr;
+      shared = fresh->cols.alloc(groups * size_t(n0) * kColumnGroup, p->tuning.hugepages) ? fresh.get() : nullptr;
       p->source_cache->state = std::move(fresh);
     }
   }
@@ -459,9 +458,9 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
 
   const double src_l2 = std::sqrt(double(sum_l2sq));
   double c_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
-  // PARVIS_FFT_BOUND_SCALE=F multiplies the bound: only more positions get re-scored, so it
-  // can never make an answer wrong; tests use it to exercise the re-scoring path.
-  if (const char* f = std::getenv("PARVIS_FFT_BOUND_SCALE")) c_bound *= std::max(1.0, std::atof(f));
+  // match.fft_bound_scale multiplies the bound: only more positions get re-scored, so it can
+  // never make an answer wrong; tests use it to exercise the re-scoring path.
+  c_bound *= std::max(1.0, p->tuning.bound_scale);
   const bool exact = c_bound < 0.5;
 
   // Back to ΣI·T a chunk of rows at a time (c2r), each chunk turned into scores at once:
@@ -576,7 +575,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   }
   res->best.assign(best.begin(), best.end());
   PROF_T(t5);
-  if (profile_on())
+  if (p->tuning.profile != Tuning::Profile::Off)
     std::fprintf(stderr, "fft run: tpl rows %.2f rows %.2f columns %.2f rows back+scores %.2f select %.2f ms\n",
                  t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
 
@@ -593,7 +592,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   char head[96];
   std::snprintf(head, sizeof head, "%sFFT %dx%d (FFTW, double, %d thread%s): ", res->explain.empty() ? "" : "; ",
                 n1, n0, p->threads, p->threads == 1 ? "" : "s");
-  res->explain.append(head).append(note);
+  res->explain.append(head).append(note).append(p->tuning_note);
   return Status::Ok();
 }
 
@@ -602,7 +601,7 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
 struct Plan {};
 bool available() { return false; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
-Status prepare(const Image&, int, PlanPtr*, SourceCache*) { return unavailable(); }
+Status prepare(const Image&, int, PlanPtr*, SourceCache*, const Tuning*) { return unavailable(); }
 Status run(Plan*, const Image&, int, bool, const CpuExec&, RescoreFn, Result*, bool*) {
   return unavailable();
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "match/cpu_exec.hpp"
+#include "match/fft_tuning.hpp"
 #include "match/match.hpp"
 
 namespace parvis::match::fft {
@@ -49,8 +50,9 @@ using PlanPtr = std::unique_ptr<Plan, PlanDeleter>;
 // run keeps the source's 2-D spectrum and norms there, and every later run of a plan given the
 // same cache on the same source image (of the same padded size) takes them instead of
 // transforming the source again: one forward transform per template instead of two.
+// `tuning` (fft_tuning.hpp; null: PARVIS_TUNING's) is copied into the plan.
 Status prepare(const Image& gray_template, int threads, PlanPtr* out,
-               SourceCache* source_cache = nullptr);
+               SourceCache* source_cache = nullptr, const Tuning* tuning = nullptr);
 
 // Exact scores for candidate positions, by the version's own direct kernel: fills the
 // `score` of every position in the vector.

@@ -10,6 +10,7 @@
 #endif
 #include <sys/stat.h>
 
+#include "common/config.hpp"
 #include "common/output.hpp"
 
 namespace parvis::match::fft {
@@ -31,13 +32,13 @@ std::mutex& planner_mutex() {
 // FFTW's algorithms: every result is still checked by the rounding bound, so the file can
 // never change an answer.
 static std::string wisdom_path() {
-  if (const char* v = std::getenv("PARVIS_FFTW_WISDOM")) {
+  if (const char* v = config::get(config::Var::FftwWisdom)) {
     if (!*v || std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) return "";
     return v;
   }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* xdg = config::system("XDG_CACHE_HOME");
   if (xdg && *xdg == '/') return std::string(xdg) + "/parvis/fftw-wisdom";
-  const char* home = std::getenv("HOME");
+  const char* home = config::system("HOME");
   if (home && *home == '/') return std::string(home) + "/.cache/parvis/fftw-wisdom";
   return "";
 }
@@ -48,7 +49,7 @@ static std::string wisdom_path() {
 // seconds per new size once, then faster transforms for every later call that reads the cache
 // (ESTIMATE planning uses wisdom from a more rigorous planner).
 static unsigned planning_flags() {
-  const char* v = std::getenv("PARVIS_FFTW_PLANNING");
+  const char* v = config::get(config::Var::FftwPlanning);
   if (v && std::strcmp(v, "measure") == 0) return FFTW_MEASURE;
   if (v && std::strcmp(v, "patient") == 0) return FFTW_PATIENT;
   return FFTW_ESTIMATE;
@@ -57,12 +58,9 @@ static unsigned planning_flags() {
 // FFTW's buffered solvers take small scratch buffers from malloc inside every fftw_execute
 // (~90 a frame on the 160x88 test clip): the only allocations of a warm video frame. They are
 // faster (3-7 % at 1920x1080 on the 2-core VM, within noise at 1326x1025), so they stay;
-// PARVIS_FFTW_NO_BUFFERING=1 rules them out, so that the video contract
-// can check that nothing else allocates per frame (tests/video_contract.sh).
-static unsigned no_buffering_flag() {
-  const char* v = std::getenv("PARVIS_FFTW_NO_BUFFERING");
-  return v && *v && std::strcmp(v, "0") != 0 ? FFTW_NO_BUFFERING : 0u;
-}
+// match.fftw_buffering=0 rules them out, so that the video contract can check that nothing else
+// allocates per frame (tests/video_contract.sh).
+static unsigned buffering_flag(const Tuning& tuning) { return tuning.fftw_buffering ? 0u : FFTW_NO_BUFFERING; }
 
 // Reads the cache file into FFTW's wisdom (caller holds the planner lock). Files past 4 MiB
 // are not read (they would cost more to parse than they save; the next write replaces them).
@@ -92,8 +90,8 @@ static const std::string& wisdom_cache() {
   return cache;
 }
 
-CachedPlanner::CachedPlanner()
-    : cache_(wisdom_cache()), flags_(planning_flags() | no_buffering_flag()) {
+CachedPlanner::CachedPlanner(const Tuning& tuning)
+    : cache_(wisdom_cache()), flags_(planning_flags() | buffering_flag(tuning)) {
   static bool imported = false;  // the planner lock is held
   if (!imported) import_wisdom(cache_);
   imported = true;
@@ -105,7 +103,7 @@ void CachedPlanner::finish(bool keep) {
 
 void advise_huge_pages(void* p, size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (!std::getenv("PARVIS_NO_HUGEPAGES")) (void)madvise(p, bytes, MADV_HUGEPAGE);
+  (void)madvise(p, bytes, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)bytes;

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <string>
 
+#include "match/fft_tuning.hpp"
+
 namespace parvis::match::fft {
 
 // FFTW's planner is not thread-safe and its thread count is global: every planner call (and
@@ -24,7 +26,8 @@ std::mutex& planner_mutex();
 //   planner.finish(a != nullptr);
 class CachedPlanner {
  public:
-  CachedPlanner();  // reads the cache into FFTW's wisdom, once a process
+  // Reads the cache into FFTW's wisdom, once a process; plans as `tuning` says (its buffering).
+  explicit CachedPlanner(const Tuning& tuning);
   // planner(flags) -> fftw_plan: first with FFTW_WISDOM_ONLY (null when the cache lacks it),
   // then with the planning flags.
   template <typename Planner>
@@ -49,7 +52,7 @@ class CachedPlanner {
 // advised as transparent huge pages where the kernel offers them (THP "madvise" mode), so that
 // a one-shot run faults in ~25 huge pages instead of ~11,000 small ones (page faults were a
 // third of a single call's time; docs/decisions/001). Plain 4 KiB pages elsewhere, and
-// wherever PARVIS_NO_HUGEPAGES is set (to anything).
+// where the tuning says match.hugepages=0.
 void advise_huge_pages(void* p, size_t bytes);
 
 template <typename T>
@@ -59,14 +62,14 @@ class BigBuffer {
   BigBuffer(const BigBuffer&) = delete;
   BigBuffer& operator=(const BigBuffer&) = delete;
   ~BigBuffer() { reset(); }
-  // n elements, contents undefined; false when out of memory.
-  bool alloc(size_t n) {
+  // n elements, contents undefined; false when out of memory. `huge`: advised as huge pages.
+  bool alloc(size_t n, bool huge) {
     reset();
     constexpr size_t kHuge = size_t(2) << 20;
     const size_t bytes = (std::max<size_t>(n, 1) * sizeof(T) + kHuge - 1) / kHuge * kHuge;
     p_ = static_cast<T*>(std::aligned_alloc(kHuge, bytes));
     if (!p_) return false;
-    advise_huge_pages(p_, bytes);
+    if (huge) advise_huge_pages(p_, bytes);
     n_ = n;
     return true;
   }

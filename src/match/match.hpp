@@ -12,6 +12,10 @@
 
 namespace parvis::match {
 
+namespace fft {
+struct Tuning;  // the CPU FFT's (src/match/fft_tuning.hpp)
+}
+
 // NCC: OpenCV's TM_CCOEFF_NORMED; CCorrNormed: TM_CCORR_NORMED (src/match/ncc.hpp). Both are
 // "largest is best"; Position::score holds their rank key (ncc::key_of).
 enum class Metric { SSD, SAD, NCC, CCorrNormed };
@@ -52,6 +56,9 @@ struct Params {
   // --mask (src/match/mask.hpp): grey, the template's size; a nonzero pixel counts, a 0 is
   // ignored by every metric. Empty: every pixel counts.
   Image mask;
+  // The CPU versions' FFT tuning, where the caller sets one (the selftest); null: PARVIS_TUNING's.
+  // Read once, when the matcher is made. Other versions ignore it.
+  const fft::Tuning* fft_tuning = nullptr;
 };
 
 // One candidate position: top-left corner of the template in the source.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/selftest.hpp"
+#include "match/fft_tuning.hpp"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
 #include "match/ntt.hpp"
@@ -383,9 +384,14 @@ void fft_repeated_runs(SelftestReport& r) {
     r.check(name + ": FFT scores exact", got.explain.find("despite the bound") == std::string::npos,
             got.explain);
   }
-  // The path for a bound >= 0.5 (large images): forced by PARVIS_FFT_BOUND_SCALE, the best
-  // come from the candidates re-scored directly and must still be the direct method's.
-  ::setenv("PARVIS_FFT_BOUND_SCALE", "1e9", 1);
+  // The path for a bound >= 0.5 (large images): forced by the tuning's bound_scale
+  // (match.fft_bound_scale), the best come from the candidates re-scored directly and must still
+  // be the direct method's.
+  match::fft::Tuning scaled = match::fft::Tuning::from_config();
+  scaled.bound_scale = 1e9;
+  p.fft_tuning = &scaled;
+  s = match::matcher_create(tpl, p, &m);
+  if (!r.expect_ok("match fft re-scored candidates: matcher", s)) return;
   for (const Image* src : {&a, &b}) {
     const std::string name = "match fft re-scored candidates (" + std::to_string(src->width) + "x" +
                              std::to_string(src->height) + ")";
@@ -399,7 +405,6 @@ void fft_repeated_runs(SelftestReport& r) {
               got.explain);
     }
   }
-  ::unsetenv("PARVIS_FFT_BOUND_SCALE");
 }
 
 // The shared top-K: order-independent, merge equals one pass.

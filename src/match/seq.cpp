@@ -36,7 +36,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   }
   if (params.method == Method::FFT)  // SSD, NCC
     PARVIS_TRY(fft::prepare(mask::active(params) ? m.masked_tpl : gray_template, 1, &m.fft,
-                            params.source_cache));
+                            params.source_cache, params.fft_tuning));
   return Status::Ok();
 }
 

@@ -70,7 +70,7 @@ inline Status create(const Image& gray_template, const Params& params, const Cpu
     const Image fft_tpl = mask ? mask::apply(gray_template, mask::binary(*mask)) : Image();
     if (fft::available())
       PARVIS_TRY(fft::prepare(mask ? fft_tpl : gray_template, m->threads, &m->fft,
-                              params.source_cache));
+                              params.source_cache, params.fft_tuning));
     else if (params.method == Method::FFT) return fft::unavailable();
   }
   *out = std::move(m);

@@ -15,7 +15,7 @@
 //   gpu               the device work of a frame: conversion, match, colour count (CUDA events)
 //   bound:read|link   the slower of read and link: what the reader and the host link allow
 //                     (both overlap the compute, so e2e >= max(bound, gpu))
-//   e2e:host-convert  e2e with the host pipeline (PARVIS_VIDEO_HOST_CONVERT=1), for comparison
+//   e2e:host-convert  e2e with the host pipeline (video.host_convert=1), for comparison
 // Versions without the colour filter (it says "not implemented") time the match alone and
 // say so in the method ("e2e:match-only", "match").
 // Output lines: version workload method threads ms_per_frame frames fps
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/config.hpp"
 #include "common/output.hpp"
 #include "common/splitmix.hpp"
 #include "common/subcommands.hpp"
@@ -156,7 +157,7 @@ std::string thread_field() {
   const std::string v = kVersionName;
   if (v.rfind("cuda", 0) == 0) return "gpu";
   if (v != "omp") return "1";
-  if (const char* n = std::getenv("OMP_NUM_THREADS")) return n;
+  if (const char* n = config::system("OMP_NUM_THREADS")) return n;
   return std::to_string(std::thread::hardware_concurrency());
 }
 
@@ -204,7 +205,7 @@ int bench_video(int argc, char** argv) {
   std::string path = input;
   bool made = false;
   if (path.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
+    const char* tmp = config::system("TMPDIR");
     path = std::string(tmp && *tmp ? tmp : "/tmp") + "/parvis-bench-video-" + std::to_string(::getpid()) + ".y4m";
     Status s = write_clip(path, 1920, 1080, frames);
     if (!s.ok()) return report_failure(s);
@@ -348,7 +349,7 @@ int bench_video(int argc, char** argv) {
       return rs;
     };
     E2e e2e;
-    s = run_e2e(false, &e2e);
+    s = run_e2e(config::tuning_flag("video.host_convert", false), &e2e);
     if (!s.ok()) {
       ++failures;
       std::fprintf(stderr, "bench video %s: %s\n", workload.c_str(), s.message.c_str());

@@ -9,6 +9,7 @@
 
 #include "color/color.hpp"
 #include "common/cli.hpp"
+#include "common/config.hpp"
 #include "common/output.hpp"
 #include "common/subcommands.hpp"
 #include "image_io.hpp"
@@ -120,6 +121,7 @@ int cli_video(int argc, char** argv) {
   if (s.ok() && csv && json) s = Status::usage("--csv and --json exclude each other");
   if (s.ok() && (jobs < 1 || jobs > 64)) s = Status::usage("--jobs must lie in 1..64");
   o.pipeline.jobs = jobs;
+  o.pipeline.host_convert = config::tuning_flag("video.host_convert", false);
   if (s.ok() && !pix_fmt.empty() && raw_size.empty()) s = Status::usage("--pix-fmt goes with --raw WxH");
   if (s.ok() && !pix_fmt.empty()) {
     video::FrameFormat f;

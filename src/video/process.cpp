@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.hpp"
+#include "common/config.hpp"
 
 extern char** environ;
 
@@ -24,7 +25,7 @@ std::string find_program(const std::string& program) {
     return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
   };
   if (program.find('/') != std::string::npos) return executable(program) ? program : "";
-  const char* path = std::getenv("PATH");
+  const char* path = config::system("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
   while (start <= dirs.size()) {

@@ -92,8 +92,8 @@ struct PipelineConfig {
   color::ColorCheck color;  // the colour check (--color ...)
   bool need_host_rgb = false;  // an output wants whole frames in RGB on the host (run_video sets it)
   int jobs = 1;                // frames matched at once on the host, one matcher each (--jobs)
-  // CUDA versions: convert on the host (the host pipeline) instead of on the GPU; also set by
-  // the environment, PARVIS_VIDEO_HOST_CONVERT=1 (the bench compares the two).
+  // CUDA versions: convert on the host (the host pipeline) instead of on the GPU. The CLI sets
+  // it from PARVIS_TUNING's video.host_convert; the bench times both.
   bool host_convert = false;
 };
 

@@ -2,14 +2,16 @@
 # tests/gpu/match.sh LOGDIR — template matching and the colour filter on the CUDA versions
 # (called by tests/gpu_check.sh after the build; see tests/gpu/lib.sh for the contract):
 #   1. ./test seq cuda-naive cuda-opt on the match, colour and grey cases, then cuda-opt's match
-#      cases again with PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 (its FFT method takes the exact
-#      NTT for most templates; this keeps its cuFFT path and the copied result record checked);
+#      cases again with PARVIS_TUNING=match.ntt=0,match.mapped_result=0 (its FFT method takes the
+#      exact NTT for most templates; this keeps its cuFFT path and the copied result record
+#      checked), and with match.graph=0,match.fft_tune=0,match.direct_rows=4 (uncaptured runs,
+#      the untimed cuFFT size, the other direct kernel);
 #      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV),
 #      tests/mask_check.py (masked maps likewise) and the masked kernel's host emulation; cuda-opt's
-#      normed kernels emulated on the host, and its matchncc cases with PARVIS_NCC_HOST=1
+#      normed kernels emulated on the host, and its matchncc cases with match.ncc_host=1
 #   2. compute-sanitizer memcheck (leak check) on the match and colour cases, racecheck on the
 #      matchcuda cases, of both versions, side by side; cuda-opt's masked FFT / NTT cases
-#      (matchmask-fft*) also under memcheck with PARVIS_NO_NTT=1 (cuFFT) and racecheck
+#      (matchmask-fft*) also under memcheck with match.ntt=0 (cuFFT) and racecheck
 #   3. ./main bench match on both versions, and the GPU-side event timings; the masked rows
 #      (bench-mask.txt: the masked direct kernel, and cuda-opt's masked FFT / NTT against it)
 #   (1 and 2 include the batches, matchbatch-* of match_batch.cases, and 1 their contract,
@@ -26,9 +28,10 @@ LOG=$1
 gpu_test test-match -- seq cuda-naive cuda-opt --only match
 gpu_test test-color -- seq cuda-naive cuda-opt --only color
 gpu_test test-grey -- seq cuda-naive cuda-opt --only grey
-gpu_test test-match-no-ntt PARVIS_NO_NTT=1 PARVIS_NO_MAPPED_RESULT=1 -- cuda-opt --only match
+gpu_test test-match-no-ntt PARVIS_TUNING=match.ntt=0,match.mapped_result=0 -- cuda-opt --only match
+gpu_test test-match-untuned PARVIS_TUNING=match.graph=0,match.fft_tune=0,match.direct_rows=4 -- cuda-opt --only matchcuda
 # cuda-opt's normed kernels on the host (tests/cuda/normed_emulate.cu: W1's thread body and W3's
-# score against seq's conversion, bit for bit), and the matchncc cases with PARVIS_NCC_HOST=1
+# score against seq's conversion, bit for bit), and the matchncc cases with match.ncc_host=1
 # (the former host conversion), for comparison with the device path run above.
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # emulate NAME FILES...: builds FILES with nvcc (host code, no GPU needed) into build/NAME and
@@ -48,7 +51,7 @@ emulate() {
 # matcher_run_rgb calls matcher_run, which only the versions define; and mask.cpp.)
 EMU_LINK="src/match/mask.cpp src/match/match.cpp src/common/image.cpp src/common/cli.cpp tests/cuda/emulate_link.cpp"
 emulate normed-emulate tests/cuda/normed_emulate.cu $EMU_LINK
-gpu_test test-match-ncc-host PARVIS_NCC_HOST=1 -- cuda-opt --only matchncc
+gpu_test test-match-ncc-host PARVIS_TUNING=match.ncc_host=1 -- cuda-opt --only matchncc
 # NCC / ccorr-normed (match_ncc.cases run above, as matchncc-*): the maps against their
 # definitions (numpy, exact sums) and OpenCV on both CUDA versions.
 python3 tests/ncc_check.py bin/cuda-naive bin/cuda-opt >"$LOG/ncc-check.log" 2>&1
@@ -64,7 +67,7 @@ emulate mask-emulate tests/cuda/mask_emulate.cu $EMU_LINK
 # cuda-opt's masked FFT / NTT (cuda/match/opt_mask_fft.cu): its per-position arithmetic on the
 # host (tests/cuda/mask_fft_emulate.cu: run sums, the exact word, cuFFT's rank bounds, the
 # re-scoring) against seq's definition; its cases (matchmask-fft*, run above on both paths:
-# NTT by default, cuFFT under test-match-no-ntt) under memcheck with PARVIS_NO_NTT=1 and under
+# NTT by default, cuFFT under test-match-no-ntt) under memcheck with match.ntt=0 and under
 # racecheck (block scans and sums in shared memory) below.
 emulate mask-fft-emulate tests/cuda/mask_fft_emulate.cu $EMU_LINK
 pids=()
@@ -73,7 +76,7 @@ for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v color & pids+=($!)
   gpu_sanitize racecheck $v matchcuda & pids+=($!)
 done
-PARVIS_NO_NTT=1 gpu_sanitize memcheck cuda-opt matchmask-fft nontt & pids+=($!)
+PARVIS_TUNING=match.ntt=0 gpu_sanitize memcheck cuda-opt matchmask-fft nontt & pids+=($!)
 gpu_sanitize racecheck cuda-opt matchmask-fft & pids+=($!)
 wait "${pids[@]}"
 
@@ -91,13 +94,13 @@ for wl in 640x480/64x64 1920x1080/16x16; do  # --mask: the shared direct kernel 
   done
 done
 # cuda-opt's masked FFT / NTT against its masked direct kernel (the same ring mask; the
-# seed's capsule size: cuFFT, ~10^11 pixel operations direct), and PARVIS_NO_NTT=1 on 640x480.
+# seed's capsule size: cuFFT, ~10^11 pixel operations direct), and match.ntt=0 on 640x480.
 for wl in 640x480/64x64 1920x1080/16x16 1326x1025/479x432; do
   bin/cuda-opt bench match --workload "$wl" --method ssd-maskfft,ncc-maskfft,ssd-maskdirect,ssd-masked \
     --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' >>"$LOG/bench-mask.txt"
 done
-PARVIS_NO_NTT=1 bin/cuda-opt bench match --workload 640x480/64x64 --method ssd-maskfft,ncc-maskfft \
-  --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' | sed 's/$/ (PARVIS_NO_NTT=1)/' >>"$LOG/bench-mask.txt"
+PARVIS_TUNING=match.ntt=0 bin/cuda-opt bench match --workload 640x480/64x64 --method ssd-maskfft,ncc-maskfft \
+  --seconds 0.5 2>>"$LOG/bench-mask.err" | grep -E 'mask' | sed 's/$/ (match.ntt=0)/' >>"$LOG/bench-mask.txt"
 echo "mask bench: exit $? (see $LOG/bench-mask.txt)"
 
 # cuda-opt's upload of the user's pageable image (cuda/upload/): the host test of the piece plan

@@ -6,31 +6,31 @@
 #   1. the batch and upload cases (matchbatch-*, matchupload-*) and the batch contract
 #      (tests/match_batch.sh: every batch item equals its single call, --explain says the
 #      source's upload was made once, then reused) on seq and cuda-opt with PARVIS_GRAY=device
-#      (the default) and host; the batch cases on cuFFT (PARVIS_NO_NTT=1) and with the driver's
+#      (the default) and host; the batch cases on cuFFT (PARVIS_TUNING=match.ntt=0) and with the driver's
 #      pageable upload (PARVIS_UPLOAD=pageable);
 #   2. compute-sanitizer memcheck (leak check) on the batch cases under both PARVIS_GRAY values
 #      and on the upload cases (single RGB calls) under host;
 #   3. three batch contracts at once on the GPU (the concurrent load under which batch items
 #      once came out wrong: docs/DESIGN.md "Known problem");
 #   4. --explain: the source's upload and transform made once, then reused (per FFT kind: a
-#      batch of NTT, cuFFT 32-bit and 64-bit templates, also with PARVIS_NO_NTT=1 and under
+#      batch of NTT, cuFFT 32-bit and 64-bit templates, also with match.ntt=0 and under
 #      memcheck), and the timing lines of one RGB call both ways and of a batch.
 # The batch contract (tests/match_batch.sh, the setup line of match_batch.cases) runs under every
-# gpu_test below, so with PARVIS_NO_NTT=1 too: there its batches of every FFT kind equal the
+# gpu_test below, so with match.ntt=0 too: there its batches of every FFT kind equal the
 # single calls and seq on cuFFT alone.
 set -u
 LOG=$1
 . tests/gpu/lib.sh
 gpu_test test-matchbatch-gray-device PARVIS_GRAY=device -- seq cuda-opt --only 'match[bu]'
 gpu_test test-matchbatch-gray-host PARVIS_GRAY=host -- seq cuda-opt --only 'match[bu]'
-gpu_test test-matchbatch-no-ntt PARVIS_NO_NTT=1 -- cuda-opt --only matchbatch
+gpu_test test-matchbatch-no-ntt PARVIS_TUNING=match.ntt=0 -- cuda-opt --only matchbatch
 gpu_test test-matchbatch-pageable PARVIS_UPLOAD=pageable -- cuda-opt --only 'match[bu]'
 pids=()
 gpu_sanitize memcheck cuda-opt matchbatch gray-device & pids+=($!)
 PARVIS_GRAY=host gpu_sanitize memcheck cuda-opt matchbatch gray-host & pids+=($!)
 PARVIS_GRAY=host gpu_sanitize memcheck cuda-opt matchupload gray-host & pids+=($!)
 # The cuFFT slot of 32-bit words, made and read (by default those templates take the NTT).
-PARVIS_NO_NTT=1 gpu_sanitize memcheck cuda-opt matchbatch-tpl-fft no-ntt & pids+=($!)
+PARVIS_TUNING=match.ntt=0 gpu_sanitize memcheck cuda-opt matchbatch-tpl-fft no-ntt & pids+=($!)
 wait "${pids[@]}"
 pids=()
 for k in 1 2 3; do
@@ -61,7 +61,7 @@ done
   "$CUDA_OPT" match $D/noise_1027x769_gray.pgm $D/noise_31x17.bmp >/dev/null 2>"$o/grey.err"
   say "grey source: no conversion anywhere" '! grep -q "grey made" "$o/grey.err" && ! grep -q "RGB bytes" "$o/grey.err"'
   rc=0; PARVIS_GRAY=bogus "$CUDA_OPT" match $D/noise_1027x769.bmp $D/noise_31x17.bmp >/dev/null 2>"$o/bogus.err" || rc=$?
-  say "PARVIS_GRAY=bogus: exit 1 (usage, as every PARVIS_* value), one line" '[ $rc = 1 ] && [ "$(wc -l <"$o/bogus.err")" = 1 ] && grep -q "PARVIS_GRAY must be host or device" "$o/bogus.err"'
+  say "PARVIS_GRAY=bogus: exit 1 (usage, as every PARVIS_* value), one line" '[ $rc = 1 ] && [ "$(wc -l <"$o/bogus.err")" = 1 ] && grep -q "PARVIS_GRAY must be one of host|device" "$o/bogus.err"'
   "$CUDA_OPT" match $D/noise_1027x769.bmp $D/noise_31x17.bmp $D/noise_1027x769_tpl.bmp $D/noise_31x17.bmp --explain >"$o/batch.out" 2>"$o/batch.err"
   say "rgb batch: upload made once, then reused twice" \
     '[ "$(grep -c "the source'"'"'s upload made" "$o/batch.out")" = 1 ] && [ "$(grep -c "the source'"'"'s upload reused" "$o/batch.out")" = 2 ]'
@@ -75,7 +75,7 @@ done
   # The source's transform per FFT kind (cuda/match/opt_source.cuh): templates 37x23 and 31x17
   # take the exact NTT, the bright 257x256 cuFFT with 32-bit integral words (255 sum(T) >= p:
   # no NTT), 259x257 cuFFT with 64-bit words (w h 255^2 >= 2^32), each kind's transform made by its first
-  # template and reused by the later ones, after the other kinds'. PARVIS_NO_NTT=1: cuFFT only,
+  # template and reused by the later ones, after the other kinds'. match.ntt=0: cuFFT only,
   # the small templates in the 32-bit kind.
   K=$o/kinds; mkdir -p "$K"
   GENX=${GEN:-bin/parvis-gen}
@@ -95,8 +95,8 @@ done
     say "kinds batch --top $top: transform made, made, reused, made, reused, reused, reused ($(transform_said "$o/kinds$top.out"))" \
       '[ "$(transform_said "$o/kinds$top.out")" = "made made reused made reused reused reused " ]'
     say "kinds batch --top $top: items 1 3 7 NTT, 2 and 5 cuFFT 32-bit, 4 and 6 64-bit" 'kinds_are "$o/kinds$top.out" "1 3 7"'
-    PARVIS_NO_NTT=1 "$CUDA_OPT" match "${KB[@]}" --method fft --top $top --explain >"$o/kinds-nontt$top.out" 2>"$o/kinds-nontt$top.err"
-    say "kinds batch --top $top, PARVIS_NO_NTT=1: made, reused, reused, made, reused, reused, reused ($(transform_said "$o/kinds-nontt$top.out"))" \
+    PARVIS_TUNING=match.ntt=0 "$CUDA_OPT" match "${KB[@]}" --method fft --top $top --explain >"$o/kinds-nontt$top.out" 2>"$o/kinds-nontt$top.err"
+    say "kinds batch --top $top, match.ntt=0: made, reused, reused, made, reused, reused, reused ($(transform_said "$o/kinds-nontt$top.out"))" \
       '[ "$(transform_said "$o/kinds-nontt$top.out")" = "made reused reused made reused reused reused " ]'
     same=0; cmp -s <(grep -v "^method" "$o/kinds$top.out") <(grep -v "^method" "$o/kinds-nontt$top.out") || same=1
     say "kinds batch --top $top: the same answers with and without the NTT" '[ $same = 0 ] && [ -s "$o/kinds$top.out" ]'

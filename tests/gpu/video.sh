@@ -5,7 +5,7 @@
 #      and per version the video contract (tests/video_contract.sh: each frame = ./main match on
 #      the saved frame, ground truth, truncation; ffmpeg cases where ffmpeg is installed).
 #      cuda-opt runs its device pipeline (planes converted, matched and counted on the GPU);
-#      then again with PARVIS_VIDEO_HOST_CONVERT=1 (the host pipeline), so both paths are held
+#      then again with PARVIS_TUNING=video.host_convert=1 (the host pipeline), so both paths are held
 #      to seq. The device conversion's per-pixel function and kernel body are also run on the
 #      host against the host conversion (tests/cuda/video_convert_emulate.cu, every layout).
 #   2. compute-sanitizer memcheck (leak check) on short clips (the production line with the
@@ -21,7 +21,7 @@ LOG=$1
 . tests/gpu/lib.sh
 gpu_test test-video -- seq cuda-naive cuda-opt --only video
 # cuda-opt's host path, beside the emulation and the sanitizer runs below (all small on an H100).
-gpu_test test-video-host-convert PARVIS_VIDEO_HOST_CONVERT=1 -- seq cuda-opt --only video & host_pid=$!
+gpu_test test-video-host-convert PARVIS_TUNING=video.host_convert=1 -- seq cuda-opt --only video & host_pid=$!
 for v in cuda-naive cuda-opt; do
   [ -f "build/test-test-video/tmp/$v/video_contract/contract-$v.log" ] &&
     cp "build/test-test-video/tmp/$v/video_contract/contract-$v.log" "$LOG/video-contract-$v.txt"
@@ -46,7 +46,7 @@ for v in cuda-naive cuda-opt; do
 done
 gpu_sanitize racecheck cuda-opt video_line_blue & pids+=($!)
 # cuda-opt's host path under memcheck (a case of its own: gpu_sanitize names logs by pattern).
-(export PARVIS_VIDEO_HOST_CONVERT=1; gpu_sanitize memcheck cuda-opt video_line_422_blue) & pids+=($!)
+(export PARVIS_TUNING=video.host_convert=1; gpu_sanitize memcheck cuda-opt video_line_422_blue) & pids+=($!)
 wait "${pids[@]}" "$host_pid"
 
 VERSIONS="cuda-naive cuda-opt" timeout 300 bench/run_video.sh --seconds 1 --frames 96 \

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # bench/filter_variants.sh [VARIANT...] — the quick GPU comparison of cuda-opt's filter variants
-# (PARVIS_FILTER_VARIANT / --variant; default: every variant but direct) on the issue's target
-# workloads: 7680x4320 and 3840x2160 RGB, zero border, gaussian, box and unsharp at 3x3 and 5x5,
-# image already on the GPU (compute only, median of the repetitions). Then the block-size sweep of
-# every variant on gaussian5 at both resolutions (SWEEP=none skips it), and, when sep is among the
-# variants, sep's source rows loaded ahead (SEP_PF, default 2; 1 is sep's own, with one block more a SM) x rows per strip (SEP_ROWS,
-# default 0 = one wave) and bench/filter_sep_experiments.sh (sep's experiment switches beside auto;
-# SEP_EXPERIMENTS=none skips it, or lists the configurations). Prints one table row per workload: the median
-# microseconds of each variant and whether every variant produced the same bytes (FNV checksums
-# of `./main bench filter`), then the sweep. Takes ~30 s on an H100. Appends nothing to
-# bench/results/times.csv (bench/run_filter.sh does, with --variant).
-#   bench/filter_variants.sh                    auto, smem, prefetch and sep (mma is auto's kernel)
-#   SWEEP=none bench/filter_variants.sh auto sep    the two, sep's grid and experiments, ~90 s on an H100
-#   bench/filter_variants.sh auto smem          these variants
+# (--variant; default: every variant but direct) on the issue's target workloads: 7680x4320 and
+# 3840x2160 RGB, zero border, gaussian, box and unsharp at 3x3 and 5x5, image already on the GPU
+# (compute only, median of the repetitions). Then the block-size sweep of every variant on
+# gaussian5 at both resolutions (SWEEP=none skips it), and, when sep is among the variants, sep's
+# forms (the cp.async kernel and the register kernel, PARVIS_TUNING filter.sep_async; SEP_ASYNC,
+# default "1 0") x rows per strip (filter.sep_rows; SEP_ROWS, default 0 = the default strips). Prints
+# one table row per workload: the median microseconds of each variant and whether every variant
+# produced the same bytes (FNV checksums of `./main bench filter`), then the sweep. Takes ~30 s on
+# an H100. Appends nothing to bench/results/times.csv (bench/run_filter.sh does, with --variant).
+#   bench/filter_variants.sh                    auto, mma and sep
+#   SWEEP=none SEP_ROWS="0 8 16" bench/filter_variants.sh auto sep    sep's forms and strips
+#   bench/filter_variants.sh auto direct        these variants
 #   SECONDS_PER=0.5 SWEEP="128 256 512" bench/filter_variants.sh
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 1
@@ -20,7 +19,7 @@ BIN=${BIN:-bin}
 SECONDS_PER=${SECONDS_PER:-0.3}
 SWEEP=${SWEEP:-"128 256 512"}
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(auto smem prefetch sep)
+[ ${#variants[@]} -gt 0 ] || variants=(auto mma sep)
 [ -x "$BIN/cuda-opt" ] || { echo "filter_variants: $BIN/cuda-opt not built" >&2; exit 1; }
 "$BIN/cuda-opt" device >/dev/null 2>&1 || { echo "filter_variants: no usable GPU" >&2; exit 1; }
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
@@ -60,28 +59,24 @@ awk -v list="${variants[*]}" '
 if [[ " ${variants[*]} " == *" sep "* ]]; then
   echo
   ref=$tmp/auto.txt; [ -f "$ref" ] || ref=$tmp/sep.txt  # the bytes to agree with
-  echo "sep: rows loaded ahead (pf) x rows per strip (0 = one wave of resident warps), us; bytes against auto:"
-  for pf in ${SEP_PF:-2}; do
+  echo "sep: form (async 1: cp.async, 0: registers) x rows per strip (0 = the default), us; bytes against auto:"
+  for async in ${SEP_ASYNC:-1 0}; do
     for rows in ${SEP_ROWS:-0}; do
-      PARVIS_FILTER_SEP_PF=$pf PARVIS_FILTER_SEP_ROWS=$([ "$rows" = 0 ] || echo "$rows") \
-        "$BIN/cuda-opt" bench filter "${common[@]}" --kernel gaussian,box --size 3,5 --variant sep --sweep none \
-        >"$tmp/sep-$pf-$rows.txt" 2>"$tmp/sep.err" || { echo "sep pf $pf rows $rows: exited $?: $(head -n2 "$tmp/sep.err")"; rc=1; }
-      awk -v pf="$pf" -v rows="$rows" 'FNR == NR { if ($3 !~ /\//) want[$2 " " $3] = $7; next }
+      PARVIS_TUNING=filter.sep_async=$async$([ "$rows" = 0 ] || echo ",filter.sep_rows=$rows") \
+        "$BIN/cuda-opt" bench filter "${common[@]}" --kernel gaussian,box,unsharp --size 3,5 --variant sep --sweep none \
+        >"$tmp/sep-$async-$rows.txt" 2>"$tmp/sep.err" || { echo "sep async $async rows $rows: exited $?: $(head -n2 "$tmp/sep.err")"; rc=1; }
+      awk -v async="$async" -v rows="$rows" 'FNR == NR { if ($3 !~ /\//) want[$2 " " $3] = $7; next }
            $3 !~ /\// { same = $5 == "n/a" ? "FAILED" : $7 == want[$2 " " $3] ? "same bytes" : "BYTES DIFFER"; if (same != "same bytes") bad = 1
                         path = ""; for (i = 8; i <= NF; i++) path = path " " $i
-                        printf "  pf %s rows %-4s %-22s %-18s %9.1f us  %s  (%s)\n", pf, rows, $2, $3, $5 * 1000, same, substr(path, 2) }
-           END { exit bad }' "$ref" "$tmp/sep-$pf-$rows.txt" || rc=1
+                        printf "  async %s rows %-4s %-22s %-18s %9.1f us  %s  (%s)\n", async, rows, $2, $3, $5 * 1000, same, substr(path, 2) }
+           END { exit bad }' "$ref" "$tmp/sep-$async-$rows.txt" || rc=1
     done
   done
-  if [ "${SEP_EXPERIMENTS:-}" != none ]; then
-    echo
-    REF=$([ -f "$tmp/auto.txt" ] && echo "$tmp/auto.txt") BIN=$BIN SECONDS_PER=$SECONDS_PER bench/filter_sep_experiments.sh || rc=1
-  fi
 fi
 
 [ "$SWEEP" = none ] && exit $rc
 echo
-echo "block-size sweep on gaussian5 (us; threads per block = strip of 128 bytes per warp for smem):"
+echo "block-size sweep on gaussian5 (us):"
 "$BIN/cuda-opt" bench filter "${common[@]}" --kernel gaussian --size 5 --sweep "$SWEEP" --sweep-kernels gaussian5 \
   >"$tmp/sweep.txt" 2>"$tmp/sweep.err" || { echo "sweep: bench exited $?: $(head -n2 "$tmp/sweep.err")"; rc=1; }
 awk '$3 !~ /\// && $5 != "n/a" { want[$2] = $7 }

@@ -8,6 +8,7 @@
 
 #include "common.cuh"
 #include "filter/filter.hpp"
+#include "filter/kernel_math.hpp"
 #include "upload/upload.hpp"
 
 namespace parvis::filter::cuda_filter {
@@ -178,16 +179,10 @@ inline Status ensure_constant_taps(const void* symbol, uint64_t* owner, uint64_t
   return Status::Ok();
 }
 
-// Threads per block from Tuning::block_threads: `fallback` for 0, else a multiple of 32 up to 1024.
-inline Status block_threads(const Tuning& t, int fallback, int* out) {
-  if (t.block_threads == 0) {
-    *out = fallback;
-    return Status::Ok();
-  }
-  if (t.block_threads < 32 || t.block_threads > 1024 || t.block_threads % 32 != 0)
-    return Status::usage("threads per block must be a multiple of 32 in 32..1024, not " +
-                         std::to_string(t.block_threads));
-  *out = t.block_threads;
+// FilterTuning::block_threads checked: a multiple of 32 up to 1024.
+inline Status check_block_threads(int n) {
+  if (n < 32 || n > 1024 || n % 32 != 0)
+    return Status::usage("threads per block must be a multiple of 32 in 32..1024, not " + std::to_string(n));
   return Status::Ok();
 }
 

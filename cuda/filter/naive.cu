@@ -12,7 +12,7 @@
 // the kernel's divisor, round half up, clamp) instead of a plain clamp. Grey images are the
 // same kernels with one channel.
 //
-// Threads per block: Tuning::block_threads is the number of pixels per block (bx = min(32, n),
+// Threads per block: FilterTuning::block_threads is the number of pixels per block (bx = min(32, n),
 // by = n / bx; the seed's "number of threads"), default 256; nonvec blocks hold C times as many
 // threads, so for RGB by shrinks until bx by C <= 1024. Rows beyond gridDim.y's limit of 65535
 // blocks are covered by launching again further down.
@@ -84,6 +84,7 @@ struct Filter {
   std::vector<int32_t> taps;
   bool vectorized = false;
   dim3 block;
+  FilterTuning tuning;  // what runs: the variant and the pixels a block
 };
 
 void FilterDeleter::operator()(Filter* f) const { delete f; }
@@ -92,14 +93,14 @@ namespace {
 uint64_t g_taps_owner = 0;  // whose taps c_naive_taps holds
 }  // namespace
 
-Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
-                     const Tuning& tuning, FilterPtr* out) {
+Status version_create(const Kernel& kernel, Border border, int width, int height, int channels,
+                      const FilterTuning& tuning, int variant, FilterPtr* out) {
   PARVIS_TRY(cuda::require_device());
-  PARVIS_TRY(check_kernel(kernel));
-  int variant = 0, pixels = 0;
-  if (!tuning.variant.empty()) PARVIS_TRY(find_variant(tuning.variant, &variant));
-  PARVIS_TRY(cuda_filter::block_threads(tuning, 256, &pixels));
+  const int pixels = tuning.block_threads == 0 ? 256 : tuning.block_threads;
+  PARVIS_TRY(cuda_filter::check_block_threads(pixels));
   FilterPtr f(new Filter);
+  f->tuning.variant = variant_names()[size_t(variant)];
+  f->tuning.block_threads = pixels;
   f->id = cuda_filter::next_filter_id();
   PARVIS_TRY(f->images.init(width, height, channels, 1));
   f->shape = Shape{width, height, channels, kernel.size, kernel.divisor, border};
@@ -149,8 +150,6 @@ std::string filter_describe(const Filter* f) {
          std::to_string(f->block.y) + "x" + std::to_string(f->block.z);
 }
 
-Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
-  return apply_prepared(in, kernel, border, out, timings);
-}
+FilterTuning filter_tuning(const Filter* f) { return f->tuning; }
 
 }  // namespace parvis::filter

@@ -9,7 +9,8 @@
 // the taps go through the tensor cores, exactly: integer MMA multiplies s8 by u8 and sums in s32
 // without rounding (useful work is 640 of each MMA's 4096 multiply-adds, ~16 us at the s8 peak).
 //
-// 1. convolve_mma_fixed<K, PLANES, RB> (K = 3, 5; sm_80+; the default):
+// 1. convolve_mma_fixed<K, PLANES, RB> (K = 3, 5; sm_80+; variant mma, and auto's path for the
+//    kernels sep does not take):
 //    One warp computes 128 consecutive output bytes of RB consecutive rows (a "unit"). The 128
 //    bytes are 8 segments of 16; per kernel row ky one mma.m16n8k32 (s8 x u8 -> s32) computes
 //    all of them at once: D[m][n] = sum_k A[m][k] B[k][n], with
@@ -30,51 +31,41 @@
 //    check_kernel); the finish is round_clamp without branches: two clamps and a multiply-high by
 //    a magic number checked exact on the host for every value that can reach it (DeviceDivider;
 //    divisors below 2^23).
-// 1b. convolve_mma_smem<K, PLANES, RB> (PARVIS_FILTER_VARIANT=smem; opt_smem.cuh, with the
-//    floors and the instruction budget per output byte of every idea weighed for issue 10): the
-//    same MMAs, with the rows of a 128 W-byte strip streamed once through a shared-memory ring by
-//    cp.async (4 stages of RB rows), persistent blocks over tiles of a host-chosen height
-//    (PARVIS_FILTER_TILE_ROWS=N overrides it, rounded up to a multiple of RB, for experiments).
-// 1c. convolve_mma_prefetch<K, PLANES, RB> (PARVIS_FILTER_VARIANT=prefetch; opt_prefetch.cuh):
-//    the units of 1 walked by persistent warps, each issuing its next unit's loads before the
-//    MMAs of the current one.
 // 2. convolve_mma_any: the same for any kernel size (1..15) and span (up to two k-chunks of
 //    32 bytes), one output row per warp, fragments read from global memory (L1-cached).
-// 3. convolve_direct (CUDA cores; sm_75, taps beyond two planes, divisors >= 2^23,
-//    PARVIS_FILTER_VARIANT=direct): one thread per 4 output bytes, int32 IMADs, taps in constant
-//    memory, 32-bit loads.
+// 3. convolve_direct (CUDA cores; sm_75, taps beyond two planes, divisors >= 2^23, variant
+//    direct): one thread per 4 output bytes, int32 IMADs, taps in constant memory, 32-bit loads.
 // Borders (all three) are applied where bytes are loaded: a word that lies inside the row is one
 // aligned load, one that crosses the row's ends is gathered byte by byte through border_index; a
 // row outside the image under the zero border is a zero B operand. Images live on the GPU with
 // rows 16-byte aligned (pitch), so every word load is aligned; outputs are stored as whole words,
 // the bytes past the row end falling in the pitch padding, which is never copied back.
 //
-// 4. convolve_sep<K, C, F, PF> (PARVIS_FILTER_VARIANT=sep; opt_sep.cuh): kernels that are a separable
-//    one plus a centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two
-//    passes in registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down
-//    the image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice
-//    (it is faster than the MMA kernel on every measured workload: docs/decisions/017). On
-//    compute capability >= 8.0 the same arithmetic runs as
-//    convolve_sep_async<K, C, F, NS> (opt_sep_async.cuh): the source rows staged in shared memory by
-//    cp.async, NS - 1 rows in flight a warp without registers (PARVIS_FILTER_SEP_ASYNC=0: the
-//    register kernel; PARVIS_FILTER_SEP_STAGES=3|4|6: NS); F, the finish (opt_sep.cuh
-//    SepFinish), is compiled in, so no finish pays another's registers (opt_sep_plan.cuh picks the
-//    kernel and its strips).
+// 4. convolve_sep<K, C, F> (variant sep; opt_sep.cuh): kernels that are a separable one plus a
+//    centre tap (gaussian, box, identity, unsharp, edge 3x3) under the zero border, two passes in
+//    registers (16-bit pairs, one IMAD per two bytes and tap), warps walking strips down the
+//    image; other kernels and borders take the MMA path. kSepByDefault makes it auto's choice (it
+//    is faster than the MMA kernel on every measured workload: docs/decisions/017). From compute
+//    capability 8.0 the same arithmetic runs as convolve_sep_async<K, C, F> (opt_sep_async.cuh):
+//    the source rows staged in shared memory by cp.async, 3 rows in flight a warp without
+//    registers (FilterTuning::sep_async picks the form; filter.sep_async=0 the register kernel).
+//    F, the finish (opt_sep.cuh SepFinish), is compiled in, so no finish pays another's registers
+//    (opt_sep_plan.cuh picks the kernel and its strips).
+//
+// The tuning (src/filter/tuning.hpp: variant, threads, sep's form and strips) comes filled from
+// PARVIS_TUNING by the caller; opt_tuning_defaults fills what it leaves open for this device.
 //
 // The MMA path stays about twice the memory floor even with the units away from the borders
 // issuing all their row loads together and the one-plane kernel bounded to 64 registers (4
 // blocks per SM): it is latency-bound, not bandwidth- or MMA-bound (Nsight Compute: DRAM and SM
 // throughput both well under half; docs/decisions/016).
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "filter/device_image.cuh"
 #include "filter/opt_common.cuh"
-#include "filter/opt_prefetch.cuh"
 #include "filter/opt_sep_plan.cuh"
-#include "filter/opt_smem.cuh"
 
 namespace parvis::filter {
 
@@ -127,8 +118,9 @@ __global__ void convolve_mma_fixed(Geometry g, const uint4* __restrict__ frags, 
   convolve_mma_fixed_body<K, PLANES, RB>(g, frags, dv);
 }
 
-// The same with at most 64 registers (4 blocks of 256 per SM instead of 3): the default for one
-// plane and 8 rows (launched with at most 256 threads; bench/README.md "Convolution filters").
+// The same with at most 64 registers (4 blocks of 256 per SM instead of 3): the kernel for one
+// plane and 8 rows (launched with at most 256 threads; faster than the unbounded one with 80
+// registers and 3 blocks, and than 4 rows a unit: docs/decisions/016).
 template <int K, int PLANES, int RB>
 __global__ void __launch_bounds__(256, 4) convolve_mma_fixed_lb4(Geometry g, const uint4* __restrict__ frags,
                                                                  DeviceDivider dv) {
@@ -230,27 +222,24 @@ uint64_t g_taps_owner = 0;  // whose taps c_opt_taps holds
 
 }  // namespace
 
-std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "smem", "prefetch", "sep"}; }
+std::vector<std::string> variant_names() { return {"auto", "mma", "direct", "sep"}; }
 
 // Whether "auto" takes the separable kernel (opt_sep.cuh) where it applies, as "sep" does: the
 // one line to change if a measurement says otherwise (bench/filter_variants.sh auto sep); and
 // whether it does so for the kernels with a centre tap too (unsharp, edge 3x3: finish CentreMul).
 constexpr bool kSepByDefault = true, kSepPerByteByDefault = true;
 
-enum class OptPath { MmaFixed, MmaSmem, MmaPrefetch, MmaAny, Direct, Sep };
+enum class OptPath { MmaFixed, MmaAny, Direct, Sep };
 
 struct Filter {
   uint64_t id = 0;
+  FilterTuning tuning;  // as given, its open fields filled (opt_tuning_defaults)
   DeviceImages images;
   Geometry geo{};
   DeviceDivider divider;
   OptPath path = OptPath::Direct;
   int planes = 1, chunks = 1, rows_per_unit = 1;
-  int min_blocks = 0;  // 4: the launch-bounded kernel (the default on one plane, 8 rows)
-  SmemTiling tiling{};        // MmaSmem: strips, tiles, ring
-  SepPlan sep{};              // Sep: its kernel, taps, finish, strips (opt_sep_plan.cuh)
-  unsigned persistent_blocks = 0;   // MmaSmem, MmaPrefetch: the persistent grid
-  size_t smem_bytes = 0;      // MmaSmem: the ring
+  SepPlan sep{};  // Sep: its kernel, taps, finish, strips (opt_sep_plan.cuh)
   int threads = 256;
   std::string why;  // when auto chose the CUDA cores
   std::vector<int32_t> taps;
@@ -264,22 +253,10 @@ namespace {
 template <typename Visit>
 Status with_kernel(const Filter& f, Visit visit) {
   switch (f.path) {
-    case OptPath::MmaFixed:
-      if (f.planes == 1 && f.min_blocks == 4)
+    case OptPath::MmaFixed:  // one plane: 8 rows a unit, launch-bounded; two planes: 4 rows
+      if (f.planes == 1)
         return f.geo.size == 3 ? visit(&convolve_mma_fixed_lb4<3, 1, 8>) : visit(&convolve_mma_fixed_lb4<5, 1, 8>);
-      if (f.planes == 1 && f.rows_per_unit == 4)
-        return f.geo.size == 3 ? visit(&convolve_mma_fixed<3, 1, 4>) : visit(&convolve_mma_fixed<5, 1, 4>);
-      if (f.geo.size == 3)
-        return f.planes == 1 ? visit(&convolve_mma_fixed<3, 1, 8>) : visit(&convolve_mma_fixed<3, 2, 4>);
-      return f.planes == 1 ? visit(&convolve_mma_fixed<5, 1, 8>) : visit(&convolve_mma_fixed<5, 2, 4>);
-    case OptPath::MmaSmem:
-      if (f.geo.size == 3)
-        return f.planes == 1 ? visit(&convolve_mma_smem<3, 1, 8>) : visit(&convolve_mma_smem<3, 2, 4>);
-      return f.planes == 1 ? visit(&convolve_mma_smem<5, 1, 8>) : visit(&convolve_mma_smem<5, 2, 4>);
-    case OptPath::MmaPrefetch:
-      if (f.geo.size == 3)
-        return f.planes == 1 ? visit(&convolve_mma_prefetch<3, 1, 8>) : visit(&convolve_mma_prefetch<3, 2, 4>);
-      return f.planes == 1 ? visit(&convolve_mma_prefetch<5, 1, 8>) : visit(&convolve_mma_prefetch<5, 2, 4>);
+      return f.geo.size == 3 ? visit(&convolve_mma_fixed<3, 2, 4>) : visit(&convolve_mma_fixed<5, 2, 4>);
     case OptPath::MmaAny:
       return visit(&convolve_mma_any);
     case OptPath::Direct:
@@ -290,89 +267,31 @@ Status with_kernel(const Filter& f, Visit visit) {
   return Status::runtime("filter: unknown path");
 }
 
-// The "smem" variant's tiling (opt_smem.cuh) for the final block size: the ring in dynamic shared
-// memory, the resident blocks per SM for it, and the tile height that spreads the tiles evenly.
-Status plan_smem(Filter* f, int dev) {
-  SmemTiling& t = f->tiling;
-  const int radius = f->geo.radius, rb = f->rows_per_unit;
-  t.warps = f->threads / 32;
-  t.strip_bytes = kUnitBytes * t.warps;
-  t.row_chunks = t.strip_bytes / 16 + 2;
-  t.ring_rows = kSmemStages * rb + 2 * radius;
-  t.strips = (f->geo.row_bytes + t.strip_bytes - 1) / t.strip_bytes;
-  f->smem_bytes = size_t(t.ring_rows) * size_t(ring_row_bytes(t));
-  int optin = 0, sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  if (f->smem_bytes > size_t(optin))
-    return Status::bad_input("filter variant smem: a ring of " + std::to_string(f->smem_bytes) +
-                             " bytes for " + std::to_string(f->threads) +
-                             " threads exceeds the block's shared memory (" + std::to_string(optin) + ")");
-  int per_sm = 0;
-  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
-    // The most any block size may ask for (the attribute is per kernel, shared by every filter).
-    cudaFuncAttributes attr{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_fn));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel_fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    optin - int(attr.sharedSizeBytes)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads,
-                                                             f->smem_bytes));
-    return Status::Ok();
-  }));
-  if (per_sm < 1) return Status::runtime("filter variant smem: no block of " + std::to_string(f->threads) +
-                                         " threads fits an SM");
-  const long long resident = (long long)per_sm * sms;
-  t.tile_rows = choose_tile_rows(f->geo.height, t.strips, resident, rb, radius);
-  if (const char* e = std::getenv("PARVIS_FILTER_TILE_ROWS")) {  // an experiment's override
-    const int want = std::atoi(e);
-    if (want < 1 || want > 65536)
-      return Status::usage("PARVIS_FILTER_TILE_ROWS must be 1..65536, not '" + std::string(e) + "'");
-    t.tile_rows = (want + rb - 1) / rb * rb;
-  }
-  t.tiles = (long long)t.strips * ((f->geo.height + t.tile_rows - 1) / t.tile_rows);
-  f->persistent_blocks = unsigned(std::min<long long>(t.tiles, resident));
-  return Status::Ok();
-}
-
-// The "prefetch" variant's persistent grid (opt_prefetch.cuh): the blocks that fit the SMs at
-// once, no more than the units need.
-Status plan_prefetch(Filter* f, int dev) {
-  int sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  PARVIS_TRY(with_kernel(*f, [&](auto kernel_fn) -> Status {
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_fn, f->threads, 0));
-    return Status::Ok();
-  }));
-  if (per_sm < 1) return Status::runtime("filter variant prefetch: no block of " + std::to_string(f->threads) +
-                                         " threads fits an SM");
-  const long long needed = (f->geo.units + f->threads / 32 - 1) / (f->threads / 32);
-  f->persistent_blocks = unsigned(std::min<long long>(needed, (long long)per_sm * sms));
-  return Status::Ok();
-}
-
 }  // namespace
 
-Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
-                     const Tuning& tuning, FilterPtr* out) {
+Status version_create(const Kernel& kernel, Border border, int width, int height, int channels,
+                      const FilterTuning& tuning, int, FilterPtr* out) {
   PARVIS_TRY(cuda::require_device());
-  PARVIS_TRY(check_kernel(kernel));
-  int variant = 0;
-  if (!tuning.variant.empty()) PARVIS_TRY(find_variant(tuning.variant, &variant));
+  int dev = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   FilterPtr f(new Filter);
+  f->tuning = opt_tuning_defaults(tuning, major, kernel.size);
+  const FilterTuning& t = f->tuning;
+  PARVIS_TRY(cuda_filter::check_block_threads(t.block_threads));
+  if (t.sep_async == 1 && major < 8)
+    return Status::bad_input("filter sep_async=1: no cp.async below compute capability 8.0");
   f->id = cuda_filter::next_filter_id();
-  PARVIS_TRY(cuda_filter::block_threads(tuning, 256, &f->threads));
+  f->threads = t.block_threads;
   PARVIS_TRY(f->images.init(width, height, channels, 16));
   f->taps = kernel.taps;
   f->divider = cuda_filter::make_device_divider(kernel.divisor);
 
-  int dev = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   // Two s8 digit planes hold t = lo + 256 hi for t in [-128 * 257, 127 * 257].
   bool s8 = true, two_planes = true;
-  for (int32_t t : kernel.taps) {
-    s8 = s8 && t >= -128 && t <= 127;
-    two_planes = two_planes && t >= -128 * 257 && t <= 127 * 257;
+  for (int32_t tap : kernel.taps) {
+    s8 = s8 && tap >= -128 && tap <= 127;
+    two_planes = two_planes && tap >= -128 * 257 && tap <= 127 * 257;
   }
   f->planes = s8 ? 1 : 2;
 
@@ -392,13 +311,14 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   const int span = kSegment + (kernel.size - 1) * channels + (g.lead - R * channels);
   f->chunks = (span + kChunk - 1) / kChunk;
 
-  const std::string name = variant_names()[size_t(variant)];  // a copy: variant_names() returns a temporary
+  // The cost model: sep where it applies, else the MMA kernels, else the CUDA cores.
+  const std::string& name = t.variant;
   std::string sep_why;  // "sep": the separable kernel where it applies, else auto's path
   if ((name == "sep" || (name == "auto" && kSepByDefault)) &&
       sep_params(kernel, border, channels, f->divider, &f->sep.params, &sep_why) &&
       (name == "sep" || kSepPerByteByDefault || !sep_finish_takes_centre(f->sep.params.finish))) {
     f->path = OptPath::Sep;
-    PARVIS_TRY(sep_plan_switches(major, &f->sep));
+    f->sep.async = t.sep_async == 1;
   }
   bool mma = name != "direct" && f->path != OptPath::Sep;
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
@@ -410,22 +330,8 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   }
   if (mma) {
     const bool fixed = (kernel.size == 3 || kernel.size == 5) && f->chunks == 1;
-    f->path = !fixed                ? OptPath::MmaAny
-              : name == "smem"     ? OptPath::MmaSmem
-              : name == "prefetch" ? OptPath::MmaPrefetch
-                                   : OptPath::MmaFixed;
+    f->path = fixed ? OptPath::MmaFixed : OptPath::MmaAny;
     f->rows_per_unit = fixed ? (f->planes == 1 ? 8 : 4) : 1;
-    // PARVIS_FILTER_RB=4: the default kernel with 4 rows a unit on one plane (fewer registers:
-    // more warps per SM, more source rows re-read): it loses, to be removed (docs/decisions/016).
-    if (const char* rb = std::getenv("PARVIS_FILTER_RB"))
-      if (f->path == OptPath::MmaFixed && f->planes == 1 && std::atoi(rb) == 4) f->rows_per_unit = 4;
-    // One plane, 8 rows: the kernel bounded to 4 blocks of 256 per SM (64 registers, 96 bytes of
-    // spills at 5x5) — faster than the unbounded one (80 registers, 3 blocks; decision 016);
-    // PARVIS_FILTER_MINB=0 takes the unbounded one, for comparison.
-    if (f->path == OptPath::MmaFixed && f->planes == 1 && f->rows_per_unit == 8) {
-      const char* mb = std::getenv("PARVIS_FILTER_MINB");
-      f->min_blocks = mb && std::atoi(mb) == 0 ? 0 : 4;
-    }
     const std::vector<uint4> frags = make_fragments(kernel, channels, g.lead, f->planes, f->chunks);
     PARVIS_TRY(f->frags.alloc(frags.size()));
     CUDA_CHECK(cudaMemcpyAsync(f->frags.get(), frags.data(), frags.size() * sizeof(uint4),
@@ -442,9 +348,8 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
     f->threads = std::min(f->threads, attr.maxThreadsPerBlock / 32 * 32);
     return Status::Ok();
   }));
-  if (f->path == OptPath::MmaSmem) PARVIS_TRY(plan_smem(f.get(), dev));
-  if (f->path == OptPath::MmaPrefetch) PARVIS_TRY(plan_prefetch(f.get(), dev));
-  if (f->path == OptPath::Sep) PARVIS_TRY(sep_plan_grid(f->geo, f->threads, dev, &f->sep));
+  f->tuning.block_threads = f->threads;
+  if (f->path == OptPath::Sep) PARVIS_TRY(sep_plan_grid(f->geo, f->threads, t.sep_rows, dev, &f->sep));
   *out = std::move(f);
   return Status::Ok();
 }
@@ -459,7 +364,6 @@ namespace {
 using FixedFn = void (*)(Geometry, const uint4*, DeviceDivider);
 using AnyFn = void (*)(Geometry, const uint4*, DeviceDivider, int, int);
 using DirectFn = void (*)(Geometry, DeviceDivider);
-using SmemFn = void (*)(Geometry, SmemTiling, const uint4*, DeviceDivider);
 using SepFn = void (*)(Geometry, SepParams);
 
 Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
@@ -468,9 +372,9 @@ Status grid_for(const Filter& f, long long work_threads, unsigned* blocks) {
   *blocks = unsigned(n);
   return Status::Ok();
 }
-Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {  // MmaFixed, MmaPrefetch
-  unsigned blocks = f.persistent_blocks;
-  if (f.path != OptPath::MmaPrefetch) PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
+Status launch_on(const Filter& f, FixedFn fn, cudaStream_t s) {
+  unsigned blocks = 0;
+  PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
   fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
@@ -479,11 +383,6 @@ Status launch_on(const Filter& f, AnyFn fn, cudaStream_t s) {
   unsigned blocks = 0;
   PARVIS_TRY(grid_for(f, f.geo.units * 32, &blocks));
   fn<<<blocks, f.threads, 0, s>>>(f.geo, f.frags.get(), f.divider, f.chunks, f.planes);
-  CUDA_CHECK_LAUNCH();
-  return Status::Ok();
-}
-Status launch_on(const Filter& f, SmemFn fn, cudaStream_t s) {
-  fn<<<f.persistent_blocks, f.threads, f.smem_bytes, s>>>(f.geo, f.tiling, f.frags.get(), f.divider);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -524,16 +423,7 @@ std::string filter_describe(const Filter* f) {
   switch (f->path) {
     case OptPath::MmaFixed:
       s = "mma k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) + " rows " +
-          std::to_string(f->rows_per_unit) + (f->min_blocks ? " min-blocks 4" : "");
-      break;
-    case OptPath::MmaSmem:
-      s = "mma-smem k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +
-          " rows " + std::to_string(f->rows_per_unit) + " tile " + std::to_string(f->tiling.tile_rows) +
-          " strip " + std::to_string(f->tiling.strip_bytes) + " grid " + std::to_string(f->persistent_blocks);
-      break;
-    case OptPath::MmaPrefetch:
-      s = "mma-prefetch k" + std::to_string(f->geo.size) + " planes " + std::to_string(f->planes) +
-          " rows " + std::to_string(f->rows_per_unit) + " grid " + std::to_string(f->persistent_blocks);
+          std::to_string(f->rows_per_unit) + (f->planes == 1 ? " min-blocks 4" : "");
       break;
     case OptPath::MmaAny:
       s = "mma-any k" + std::to_string(f->geo.size) + " chunks " + std::to_string(f->chunks) +
@@ -549,8 +439,6 @@ std::string filter_describe(const Filter* f) {
   return s + ", " + std::to_string(f->threads) + " threads";
 }
 
-Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
-  return apply_prepared(in, kernel, border, out, timings);
-}
+FilterTuning filter_tuning(const Filter* f) { return f->tuning; }
 
 }  // namespace parvis::filter

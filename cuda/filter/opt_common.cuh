@@ -1,7 +1,7 @@
-// What cuda-opt's filter kernels share (cuda/filter/opt.cu, opt_smem.cuh): the geometry every
+// What cuda-opt's filter kernels share (cuda/filter/opt.cu, opt_sep*.cuh): the geometry every
 // thread addresses bytes with, the bordered byte and word loads, the integer MMA and the finish
-// and store of one warp's 128 output bytes of a row. Included by opt.cu (one translation unit)
-// and by tests/cuda/filter_smem_emulate.cu (host emulation of the index logic).
+// and store of one warp's 128 output bytes of a row. Included by opt.cu and by
+// tests/cuda/filter_sep_emulate.cu (host emulation of the sep kernels).
 #pragma once
 #include <cstdint>
 

@@ -1,16 +1,17 @@
-// cuda-opt's separable filter kernel (PARVIS_FILTER_VARIANT=sep; issue 10, idea A): for kernels
+// cuda-opt's separable filter kernel, register form (variant sep; the form below compute capability
+// 8.0, or with filter.sep_async=0; opt_sep_async.cuh is the form from 8.0): for kernels
 // whose taps are sign col^T row + centre delta, col and row non-negative integer vectors (the
 // bank's gaussian, box, identity: centre 0; unsharp: -gaussian + 2 d delta; edge 3x3: -ones + 9
-// delta; opt_sep_params.cuh's sep_decompose with filter.cpp's separate() decides, exactly), two passes in registers, no
-// shared memory, no tensor cores.
+// delta; opt_sep_params.cuh's sep_decompose decides, exactly), two passes in registers, no shared
+// memory, no tensor cores.
 //
 // Each lane owns 16 consecutive bytes of a row (x0 = 16 lane + 512 warp column): one 16-byte load
 // per source row, the halo words (ceil(R C / 4) each side) from the neighbouring lanes by
 // __shfl_up/down, lanes 0 and 31 loading theirs (one or two 32-bit words, the same cache lines
 // as the neighbouring warps'). A warp walks down a strip of `strip_rows` output rows: per source
 // row it computes the horizontal sums of its 16 bytes, keeps the last K rows of them in
-// registers, and per output row sums them vertically, finishes and stores 16 bytes. The source
-// rows are loaded PF rows ahead of their use (registers in flight while the current row is
+// registers, and per output row sums them vertically, finishes and stores 16 bytes. Each source
+// row is loaded one row ahead of its use (in flight in registers while the current row is
 // computed).
 //
 // Arithmetic: packed 16-bit lanes, two bytes per 32-bit register. A word of 4 source bytes
@@ -36,20 +37,16 @@
 //   bytes: 1 read + 1 write per byte from DRAM; the strip overlap re-reads (K - 1) / strip_rows
 //   rows, from L2 (neighbouring strips run at the same time); the halo words of lanes 0 and 31
 //   are 2 x 8 bytes per 512, from L1/L2.
-//   registers (ptxas, sm_90): 110 at K = 5 and PF = 4 (105 at PF = 2), so 2 blocks of 256 per
-//   SM (16 warps); 80 at K = 3, 3 blocks (24 warps). Bounded to 80 the K = 5 kernel spills.
-//   in flight: PF = 4 rows x 512 bytes per warp, 32 KB per SM at K = 5 (48 KB at K = 3), ~4.2 MB
-//   over 132 SMs: Little's law needs a loaded latency below ~1.4 us for the 3 TB/s copy rate.
-//   one wave: the strips are sized so that all warps are resident at once (8K K = 5: 2112 warps,
-//   94 rows each; 4K: 24 rows, the (K - 1) / 24 re-read from L2).
+//   registers: bounded to 80 at K = 5 (3 blocks of 256 a SM, a few bytes spilled) and 64 at
+//   K = 3 (4 blocks): one block more a SM than the unbounded kernel, which with one row ahead
+//   was the best of the ways to put more bytes in flight (more rows ahead in registers, L2 / L1
+//   / bulk prefetches, 8 bytes a lane, evict-first stores: docs/decisions/018).
+//   one wave: the strips are sized so that all warps are resident at once (8K K = 5: 3168
+//   warps, ~62 rows each; 4K: the (K - 1) / rows re-read from L2).
 // So the kernel should sit near the memory floors (66.4 and 16.6 us at 8K and 4K RGB) if the
 // loaded latency is short enough. It does not: a warp's step takes about one loaded DRAM latency
 // whatever the occupancy and the rows held ahead, so the rate is warps x 512 B per latency
-// (docs/decisions/017, 018); hence the cp.async form (opt_sep_async.cuh). The experiments
-// (opt_sep_plan.cuh's sep_experiments, bench/filter_sep_experiments.sh) put more bytes in
-// flight: a prefetch into L2 (or L1) of the row `ahead` rows past the loads (no registers; the
-// load then waits an L2 hit), one block more a SM (TIGHT launch bounds, the one kept), 8 bytes
-// a lane (LW = 2: half the ring and window registers).
+// (docs/decisions/017, 018); hence the cp.async form (opt_sep_async.cuh).
 //
 // Border: zero only (replicate and reflect101 take auto's path): a row outside the image is not
 // loaded (zero sums); the lane holding a row's end zeroes the padding bytes of its 16 (one masked
@@ -58,15 +55,11 @@
 // bytes past the end only ever reach a lane as zeros.
 //
 // The lane's work is split into __host__ __device__ steps (load, window, horizontal, vertical and
-// finish) that tests/cuda/filter_sep_emulate.cu runs on the host lane by lane, with
-// the shuffles done between the steps.
+// finish) that tests/cuda/filter_sep_emulate.cu runs on the host lane by lane, with the shuffles
+// done between the steps.
 #pragma once
-#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
-#include <vector>
 
 #include "emulable.cuh"
 #include "filter/opt_common.cuh"
@@ -75,15 +68,15 @@ namespace parvis::filter {
 namespace {
 
 constexpr int kSepMaxK = 5;
+constexpr int kSepLaneBytes = 16;                    // a lane's bytes of a row: 4 words
+constexpr int kSepWarpBytes = 32 * kSepLaneBytes;    // a warp column
 
-// LW: the words a lane owns (4: 16 bytes, the default; 2: 8 bytes, PARVIS_FILTER_SEP_LANE=8, an
-// experiment: half the lane's register arrays, twice the warps for the same image).
-template <int K, int C, int LW = 4>
+template <int K, int C>
 struct SepShape {
   static constexpr int R = K / 2;
   static constexpr int HW = (R * C + 3) / 4;  // halo words each side
-  static constexpr int NW = LW + 2 * HW;      // window words: halo, the lane's LW, halo
-  static_assert(HW <= LW, "the halo words come from the neighbouring lane's own words");
+  static constexpr int NW = 4 + 2 * HW;       // window words: halo, the lane's 4, halo
+  static_assert(HW <= 4, "the halo words come from the neighbouring lane's own words");
 };
 
 // How the vertical sums become output bytes (opt_sep_params.cuh's sep_params picks the first that is exact):
@@ -129,14 +122,8 @@ struct SepParams {
   uint32_t cmul;                         // CentreMul: c
   uint32_t bias2, top2;                  // CentreMul: B and B + 255 in both 16-bit lanes
   bool g_scaled;                         // CentreMul: g is the lanes' high byte (else G itself)
-  int warp_bytes;           // 32 lanes x 4 LW bytes
-  int warps_x, strip_rows;  // warp columns of warp_bytes per row; output rows per warp
+  int warps_x, strip_rows;  // warp columns of kSepWarpBytes per row; output rows per warp
   long long warps;          // warps_x * strips
-  // Experiments (issue 10, opt.cu's PARVIS_FILTER_SEP_L2PF / _L1PF): each lane also prefetches
-  // its 16 bytes of the source row `ahead` rows past the one it loads (0: none) into L2 (level 2)
-  // or L1 and L2 (level 1): bytes in flight from DRAM that hold no registers.
-  int ahead, ahead_level;
-  bool stream_stores;  // PARVIS_FILTER_SEP_STCS=1: the output stored evict-first (st.global.cs)
 };
 
 __host__ __device__ __forceinline__ uint32_t sep_perm(uint32_t x, uint32_t y, uint32_t s) {
@@ -160,9 +147,9 @@ __host__ __device__ __forceinline__ uint32_t sep_umulhi(uint32_t a, uint32_t b) 
 
 // One source row's raw loads for a lane: its 16 bytes, and for lanes 0 and 31 the halo words
 // beyond the warp (lane 0: left, lane 31: right); zeros for bytes outside the image.
-template <int LW, int HW>
+template <int HW>
 struct SepRaw {
-  uint32_t v[LW];
+  uint32_t v[4];
   uint32_t e[HW];
 };
 
@@ -172,39 +159,32 @@ __host__ __device__ __forceinline__ uint32_t sep_clip(uint32_t w, int xw, int ro
   return n >= 4 ? w : n <= 0 ? 0u : w & (0xFFFFFFFFu >> (8 * (4 - n)));
 }
 
-// The loads of image row y for the lane at x0 (zeros where y lies outside the image, or `fetch`
-// is false: the row is past the strip's last source row). No load leaves the row's pitch.
-// The lane's LW words at x0 (inside the pitch: x0 < row_bytes, pitch and x0 multiples of 4 LW).
-template <int LW>
-__host__ __device__ __forceinline__ void sep_words(const uint8_t* a, uint32_t (&v)[LW]) {
-  if constexpr (LW == 4) {
-    const uint4 q = ldg(reinterpret_cast<const uint4*>(a));
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  } else {
-    static_assert(LW == 2, "16 or 8 bytes a lane");
-    const uint2 q = ldg(reinterpret_cast<const uint2*>(a));
-    v[0] = q.x, v[1] = q.y;
-  }
+// The lane's 4 words at a (inside the pitch: x0 < row_bytes, pitch and x0 multiples of 16).
+__host__ __device__ __forceinline__ void sep_words(const uint8_t* a, uint32_t (&v)[4]) {
+  const uint4 q = ldg(reinterpret_cast<const uint4*>(a));
+  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
 }
 
-template <int LW, int HW>
-__host__ __device__ __forceinline__ SepRaw<LW, HW> sep_load(const Geometry& g, int y, int x0, int lane, bool fetch) {
-  SepRaw<LW, HW> r;
+// The loads of image row y for the lane at x0 (zeros where y lies outside the image, or `fetch`
+// is false: the row is past the strip's last source row). No load leaves the row's pitch.
+template <int HW>
+__host__ __device__ __forceinline__ SepRaw<HW> sep_load(const Geometry& g, int y, int x0, int lane, bool fetch) {
+  SepRaw<HW> r;
   PARVIS_UNROLL
-  for (int i = 0; i < LW; ++i) r.v[i] = 0;
+  for (int i = 0; i < 4; ++i) r.v[i] = 0;
   PARVIS_UNROLL
   for (int i = 0; i < HW; ++i) r.e[i] = 0;
   if (!fetch || y < 0 || y >= g.height) return r;  // the same for the whole warp
   const uint8_t* row = g.in + size_t(y) * g.pitch;
-  if (x0 < g.row_bytes) {  // then x0 + 4 LW <= pitch (a multiple of 16)
-    sep_words<LW>(row + x0, r.v);
-    if (x0 + 4 * LW > g.row_bytes) {  // the lane of the row's end: padding to zeros
+  if (x0 < g.row_bytes) {  // then x0 + 16 <= pitch (a multiple of 16)
+    sep_words(row + x0, r.v);
+    if (x0 + kSepLaneBytes > g.row_bytes) {  // the lane of the row's end: padding to zeros
       PARVIS_UNROLL
-      for (int i = 0; i < LW; ++i) r.v[i] = sep_clip(r.v[i], x0 + 4 * i, g.row_bytes);
+      for (int i = 0; i < 4; ++i) r.v[i] = sep_clip(r.v[i], x0 + 4 * i, g.row_bytes);
     }
   }
   if (lane == 0 || lane == 31) {
-    const int xe = lane == 0 ? x0 - 4 * HW : x0 + 4 * LW;
+    const int xe = lane == 0 ? x0 - 4 * HW : x0 + kSepLaneBytes;
     PARVIS_UNROLL
     for (int i = 0; i < HW; ++i) {
       const int xw = xe + 4 * i;
@@ -217,24 +197,24 @@ __host__ __device__ __forceinline__ SepRaw<LW, HW> sep_load(const Geometry& g, i
 
 // The lane's window of NW words (bytes x0 - 4 HW .. x0 + 16 + 4 HW): `left` = the last HW words
 // of lane - 1, `right` = the first HW words of lane + 1 (lanes 0 and 31: their own halo loads).
-template <int LW, int HW, int NW>
-__host__ __device__ __forceinline__ void sep_window(const SepRaw<LW, HW>& r, const uint32_t (&left)[HW],
+template <int HW, int NW>
+__host__ __device__ __forceinline__ void sep_window(const SepRaw<HW>& r, const uint32_t (&left)[HW],
                                                     const uint32_t (&right)[HW], int lane, uint32_t (&w)[NW]) {
   PARVIS_UNROLL
   for (int i = 0; i < HW; ++i) {
     w[i] = lane == 0 ? r.e[i] : left[i];
-    w[HW + LW + i] = lane == 31 ? r.e[i] : right[i];
+    w[HW + 4 + i] = lane == 31 ? r.e[i] : right[i];
   }
   PARVIS_UNROLL
-  for (int i = 0; i < LW; ++i) w[HW + i] = r.v[i];
+  for (int i = 0; i < 4; ++i) w[HW + i] = r.v[i];
 }
 
 // The horizontal sums of the lane's 16 bytes: h[2k] = bytes (4k, 4k + 2), h[2k + 1] = bytes
 // (4k + 1, 4k + 3) of its 4 words, each a packed pair of 16-bit sums.
-template <int K, int C, int LW = 4>
-__host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepShape<K, C, LW>::NW],
-                                                        const SepParams& p, uint32_t (&h)[2 * LW]) {
-  using S = SepShape<K, C, LW>;
+template <int K, int C>
+__host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepShape<K, C>::NW], const SepParams& p,
+                                                        uint32_t (&h)[8]) {
+  using S = SepShape<K, C>;
   uint32_t e[S::NW], o[S::NW], s[S::NW - 1], t[S::NW - 1];
   PARVIS_UNROLL
   for (int j = 0; j < S::NW; ++j) {
@@ -257,7 +237,7 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
     }
   };
   PARVIS_UNROLL
-  for (int q = 0; q < 2 * LW; ++q) {
+  for (int q = 0; q < 8; ++q) {
     const int x = 4 * (S::HW + (q >> 1)) + (q & 1) - S::R * C;
     uint32_t sum = 0;
     PARVIS_UNROLL
@@ -270,12 +250,12 @@ __host__ __device__ __forceinline__ void sep_horizontal(const uint32_t (&w)[SepS
 // otherwise). The register kernel issues this load before the step's other work, so that its
 // latency (an L2 hit: the row went through the pipeline R rows earlier) is hidden; the cp.async
 // kernel reads them from a history slot instead (opt_sep_async.cuh).
-template <SepFinish F, int LW = 4>
-__host__ __device__ __forceinline__ void sep_centre(const Geometry& g, int y, int x0, uint32_t (&px)[LW]) {
+template <SepFinish F>
+__host__ __device__ __forceinline__ void sep_centre(const Geometry& g, int y, int x0, uint32_t (&px)[4]) {
   PARVIS_UNROLL
-  for (int i = 0; i < LW; ++i) px[i] = 0;
+  for (int i = 0; i < 4; ++i) px[i] = 0;
   if constexpr (sep_finish_takes_centre(F))
-    if (x0 < g.row_bytes) sep_words<LW>(g.in + size_t(y) * g.pitch + x0, px);
+    if (x0 < g.row_bytes) sep_words(g.in + size_t(y) * g.pitch + x0, px);
 }
 
 // Per 16-bit lane max / min (CentreMul's clamp; one VIMNMX on sm_90).
@@ -340,11 +320,11 @@ __host__ __device__ __forceinline__ auto sep_with_finish(SepFinish f, Fn&& fn) {
 
 // Output row from the last K rows of horizontal sums (ring[0] the topmost) and the centre pixels:
 // the vertical sums, finished, as the lane's 4 output words.
-template <int K, int LW, SepFinish F>
-__host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][2 * LW], const SepParams& p,
-                                                             const uint32_t (&px)[LW], uint32_t (&out)[LW]) {
+template <int K, SepFinish F>
+__host__ __device__ __forceinline__ void sep_vertical_finish(const uint32_t (&ring)[K][8], const SepParams& p,
+                                                             const uint32_t (&px)[4], uint32_t (&out)[4]) {
   PARVIS_UNROLL
-  for (int k = 0; k < LW; ++k) {
+  for (int k = 0; k < 4; ++k) {
     uint32_t ve = p.half2, vo = p.half2;
     PARVIS_UNROLL
     for (int ky = 0; ky < K; ++ky) {
@@ -361,123 +341,68 @@ struct SepWarp {
 };
 __host__ __device__ __forceinline__ SepWarp sep_warp(const Geometry& g, const SepParams& p, long long wid) {
   SepWarp s;
-  s.xw = int(wid % p.warps_x) * p.warp_bytes;
+  s.xw = int(wid % p.warps_x) * kSepWarpBytes;
   s.ys = int(wid / p.warps_x) * p.strip_rows;
   s.ye = s.ys + p.strip_rows < g.height ? s.ys + p.strip_rows : g.height;
   return s;
 }
 
-// The address a lane prefetches for source row y (nullptr: none; the row lies outside the strip's
-// source rows or the image, or the lane past the row's end): the lane's 16 bytes, inside the image.
-__host__ __device__ __forceinline__ const uint8_t* sep_prefetch_addr(const Geometry& g, int y, int x0, int last) {
-  if (y < 0 || y > last || y >= g.height || x0 >= g.row_bytes) return nullptr;
-  return g.in + size_t(y) * g.pitch + x0;
-}
-
-// The bulk prefetch of a warp's bytes of row y (ahead_level 3, lane 0; sm_90): the warp's
-// warp_bytes from xw cut at the pitch (a multiple of 16, as xw is), or nullptr.
-__host__ __device__ __forceinline__ const uint8_t* sep_prefetch_bulk(const Geometry& g, const SepParams& p, int y,
-                                                                     int xw, int last, uint32_t* bytes) {
-  const uint8_t* a = sep_prefetch_addr(g, y, xw, last);
-  const size_t room = g.pitch - size_t(xw);
-  *bytes = uint32_t(room < size_t(p.warp_bytes) ? room : size_t(p.warp_bytes));
-  return a;
-}
-
 #ifdef __CUDACC__
-__device__ __forceinline__ void sep_prefetch(const Geometry& g, const SepParams& p, int y, int x0, int xw, int lane,
-                                             int last) {
-  if (p.ahead <= 0) return;  // the same for the whole grid
-  if (p.ahead_level == 3) {
-#if __CUDA_ARCH__ >= 900
-    uint32_t bytes = 0;
-    const uint8_t* a = lane == 0 ? sep_prefetch_bulk(g, p, y + p.ahead, xw, last, &bytes) : nullptr;
-    if (a != nullptr) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
-    return;
-#endif
-  }
-  const uint8_t* a = sep_prefetch_addr(g, y + p.ahead, x0, last);
-  if (a == nullptr) return;
-  if (p.ahead_level == 1) asm volatile("prefetch.global.L1 [%0];" ::"l"(a));
-  else asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-}
-
-// One source row through the pipeline: the oldest prefetched row is consumed, the row PF ahead
-// (source row `next`) is loaded, the horizontal sums of the consumed row enter the ring.
-template <int K, int C, int PF, int LW>
+// One source row through the pipeline: the row loaded ahead (`ahead`) is consumed, source row
+// `next` is loaded in its place, the horizontal sums of the consumed row enter the ring.
+template <int K, int C>
 __device__ __forceinline__ void sep_step(const Geometry& g, const SepParams& p, const SepWarp& sw, int lane,
-                                         SepRaw<LW, SepShape<K, C, LW>::HW> (&q)[PF], uint32_t (&ring)[K][2 * LW],
-                                         int next, int last) {
-  using S = SepShape<K, C, LW>;
-  const int x0 = sw.xw + 4 * LW * lane;
-  const SepRaw<LW, S::HW> cur = q[0];
-#pragma unroll
-  for (int i = 0; i + 1 < PF; ++i) q[i] = q[i + 1];
-  q[PF - 1] = sep_load<LW, S::HW>(g, next, x0, lane, next <= last);
-  sep_prefetch(g, p, next, x0, sw.xw, lane, last);
+                                         SepRaw<SepShape<K, C>::HW>& ahead, uint32_t (&ring)[K][8], int next, int last) {
+  using S = SepShape<K, C>;
+  const int x0 = sw.xw + kSepLaneBytes * lane;
+  const SepRaw<S::HW> cur = ahead;
+  ahead = sep_load<S::HW>(g, next, x0, lane, next <= last);
 #pragma unroll
   for (int r = 0; r + 1 < K; ++r)
 #pragma unroll
-    for (int i = 0; i < 2 * LW; ++i) ring[r][i] = ring[r + 1][i];
+    for (int i = 0; i < 8; ++i) ring[r][i] = ring[r + 1][i];
   uint32_t left[S::HW], right[S::HW], w[S::NW];
 #pragma unroll
   for (int i = 0; i < S::HW; ++i) {
-    left[i] = __shfl_up_sync(0xffffffffu, cur.v[LW - S::HW + i], 1);
+    left[i] = __shfl_up_sync(0xffffffffu, cur.v[4 - S::HW + i], 1);
     right[i] = __shfl_down_sync(0xffffffffu, cur.v[i], 1);
   }
-  sep_window<LW, S::HW, S::NW>(cur, left, right, lane, w);
-  sep_horizontal<K, C, LW>(w, p, ring[K - 1]);
+  sep_window<S::HW, S::NW>(cur, left, right, lane, w);
+  sep_horizontal<K, C>(w, p, ring[K - 1]);
 }
 
-// At most 256 threads a block; at least 2 blocks per SM at K = 5 (128 registers: RGB 113 at
-// PF = 2, 116 at PF = 4, no spills), 3 at K = 3 (80 registers: 80 at PF = 2). ptxas, sm_90.
-// TIGHT (PARVIS_FILTER_SEP_MINB=1, an experiment): one block more, 3 at K = 5 (80 registers, 156
-// bytes spilled at PF = 2, 36 at PF = 1), 4 at K = 3 (64, 12 bytes spilled): 24 and 32 warps a
-// SM, so 1.5x and 1.33x the rows in flight.
-// LW = 2 (8 bytes a lane): 3 blocks at K = 5 (80 registers), 4 at K = 3 (56); TIGHT one more
-// (64 registers and 28 bytes spilled; 48).
-template <int K, int C, int PF, int LW, SepFinish F>
+// One warp's strip: each source row loaded one row ahead of its step.
+template <int K, int C, SepFinish F>
 __device__ __forceinline__ void sep_warp_rows(const Geometry& g, const SepParams& p) {
-  using S = SepShape<K, C, LW>;
+  using S = SepShape<K, C>;
   const int lane = threadIdx.x & 31;
   const long long wid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (wid >= p.warps) return;  // whole warps
   const SepWarp sw = sep_warp(g, p, wid);
-  const int x0 = sw.xw + 4 * LW * lane;
+  const int x0 = sw.xw + kSepLaneBytes * lane;
   const int first = sw.ys - S::R, last = sw.ye - 1 + S::R;  // source rows of the strip
-  SepRaw<LW, S::HW> q[PF];
+  SepRaw<S::HW> ahead = sep_load<S::HW>(g, first, x0, lane, first <= last);
+  uint32_t ring[K][8];
 #pragma unroll
-  for (int i = 0; i < PF; ++i) q[i] = sep_load<LW, S::HW>(g, first + i, x0, lane, first + i <= last);
-  for (int i = PF - p.ahead; i < PF; ++i) sep_prefetch(g, p, first + i, x0, sw.xw, lane, last);  // rows PF .. PF + ahead - 1
-  uint32_t ring[K][2 * LW];
-#pragma unroll
-  for (int r = 0; r < K - 1; ++r) sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, first + r + PF, last);
+  for (int r = 0; r < K - 1; ++r) sep_step<K, C>(g, p, sw, lane, ahead, ring, first + r + 1, last);
 #pragma unroll K
   for (int y = sw.ys; y < sw.ye; ++y) {
-    uint32_t px[LW], out[LW];
-    sep_centre<F, LW>(g, y, x0, px);
-    sep_step<K, C, PF, LW>(g, p, sw, lane, q, ring, y + S::R + PF, last);
-    sep_vertical_finish<K, LW, F>(ring, p, px, out);
-    if (x0 < g.row_bytes) {
-      uint8_t* o = g.out + size_t(y) * g.pitch + x0;
-      if constexpr (LW == 4) {
-        const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
-        if (p.stream_stores) __stcs(reinterpret_cast<uint4*>(o), v);
-        else *reinterpret_cast<uint4*>(o) = v;
-      } else {
-        const uint2 v = make_uint2(out[0], out[1]);
-        if (p.stream_stores) __stcs(reinterpret_cast<uint2*>(o), v);
-        else *reinterpret_cast<uint2*>(o) = v;
-      }
-    }
+    uint32_t px[4], out[4];
+    sep_centre<F>(g, y, x0, px);
+    sep_step<K, C>(g, p, sw, lane, ahead, ring, y + S::R + 1, last);
+    sep_vertical_finish<K, F>(ring, p, px, out);
+    if (x0 < g.row_bytes)
+      *reinterpret_cast<uint4*>(g.out + size_t(y) * g.pitch + x0) = make_uint4(out[0], out[1], out[2], out[3]);
   }
 }
-// F: the finish compiled in (sep_plan's with_sep_kernel picks the kernel by p.finish, so that no
-// finish pays for another's registers).
-template <int K, int C, SepFinish F, int PF, bool TIGHT = false, int LW = 4>
-__global__ void __launch_bounds__(256, (K == 3 ? 3 : 2) + (LW == 2 ? 1 : 0) + (TIGHT ? 1 : 0))
-    convolve_sep(Geometry g, SepParams p) {
-  sep_warp_rows<K, C, PF, LW, F>(g, p);
+
+// At most 256 threads a block; 3 blocks a SM at K = 5 (80 registers, a few bytes spilled), 4 at
+// K = 3 (64): one block more than the kernel needs unbounded (decision 018). F: the finish
+// compiled in (opt_sep_plan.cuh's with_sep_kernel picks the kernel by p.finish, so that no finish
+// pays for another's registers).
+template <int K, int C, SepFinish F>
+__global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep(Geometry g, SepParams p) {
+  sep_warp_rows<K, C, F>(g, p);
 }
 #endif
 

@@ -1,14 +1,13 @@
 // cuda-opt's separable filter kernel with the source rows staged in shared memory by cp.async
-// (sep's default on compute capability >= 8.0; PARVIS_FILTER_SEP_ASYNC=0 takes the register
-// kernel of opt_sep.cuh). The arithmetic is opt_sep.cuh's, step for step (sep_horizontal,
+// (sep's form from compute capability 8.0; filter.sep_async=0 takes the register kernel of
+// opt_sep.cuh). The arithmetic is opt_sep.cuh's, step for step (sep_horizontal,
 // sep_vertical_finish, sep_centre: the same packed 16-bit sums, the same finish, the same bits);
 // only where a lane's window words come from changes.
 //
 // Why (Nsight Compute on the register kernel, docs/decisions/017-018): the register kernel
-// keeps its rows in flight in
-// registers, one or two rows of 512 B a warp, so a warp's step waits about one loaded DRAM
-// latency (~1.4 us), and its halo and prefetch queue cost instructions and registers (80 with
-// spills, ~300 warp instructions a row step). Here a warp owns a ring of NS row slots in shared
+// keeps its rows in flight in registers, one row of 512 B a warp, so a warp's step waits about
+// one loaded DRAM latency (~1.4 us), and its halo and row ahead cost instructions and registers
+// (80 with spills, ~300 warp instructions a row step). Here a warp owns a ring of NS row slots in shared
 // memory; the copies of the next NS - 1 rows are in flight in the copy engine's path (cp.async,
 // no registers held) while the warp computes the current row, and the zero border is the
 // zero-fill of cp.async (src-size below 16): no clipping, no shuffles, no lane-0/31 halo loads.
@@ -38,8 +37,9 @@
 // PRMT unpack, 40 + 40 IMAD, finish 4 PRMT (a power-of-two divisor), store ~4, loop ~6: ~140
 // warp instructions; Nsight Compute counts more (the counts, and the register kernel's, in
 // docs/decisions/017), still fewer than the register kernel's. Bytes in flight: (NS - 1)
-// x 544 a warp, NS = 4 and 24 warps a SM: 39 KB a SM. Shared memory: warps a block x (NS + history) x 544
-// bytes (8 x 4 x 544 = 17 KB a block of 256; 8 x 6 x 544 = 26 KB for unsharp 5x5).
+// x 544 a warp, NS = 4 and 24 warps a SM: 39 KB a SM. Shared memory: warps a block x (NS +
+// history) x 544 bytes (8 x 4 x 544 = 17 KB a block of 256; 8 x 6 x 544 = 26 KB for unsharp 5x5).
+// NS = 4 (kSepAsyncSlots): 6 slots were slower on every measured workload (decision 017).
 #pragma once
 #include "filter/opt_sep.cuh"
 
@@ -48,6 +48,7 @@ namespace {
 
 constexpr int kSepAsyncChunks = 34;  // 16-byte chunks a slot: 32 lanes x 16 + 2 halo chunks
 constexpr int kSepAsyncSlotBytes = kSepAsyncChunks * 16;
+constexpr int kSepAsyncSlots = 4;    // NS: the slots a warp copies rows into, NS - 1 in flight
 
 // The slots a warp keeps besides its NS: the R rows behind the one read, for the finishes that
 // take the centre pixels (CentreMul, PerByte): they read them from the slot of the output row
@@ -56,9 +57,9 @@ __host__ __device__ constexpr int sep_async_history(SepFinish f, int K) {
   return sep_finish_takes_centre(f) ? K / 2 : 0;
 }
 
-// Shared memory for `threads` threads a block and NS slots a warp (plus the history).
-inline size_t sep_async_smem_bytes(int threads, int stages, SepFinish f, int K) {
-  return size_t(threads / 32) * size_t(stages + sep_async_history(f, K)) * kSepAsyncSlotBytes;
+// Shared memory for `threads` threads a block: NS slots a warp, plus the history.
+inline size_t sep_async_smem_bytes(int threads, SepFinish f, int K) {
+  return size_t(threads / 32) * size_t(kSepAsyncSlots + sep_async_history(f, K)) * kSepAsyncSlotBytes;
 }
 
 // Chunk `c` of a row for the warp at byte xw: its first byte x in the row and the bytes of it that
@@ -149,9 +150,10 @@ __device__ __forceinline__ void sep_async_row(const Geometry& g, const SepAsyncL
 }
 
 // One warp's strip.
-template <int K, int C, int NS, SepFinish F>
+template <int K, int C, SepFinish F>
 __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const SepParams& p) {
-  using S = SepShape<K, C, 4>;
+  constexpr int NS = kSepAsyncSlots;
+  using S = SepShape<K, C>;
   static_assert(S::HW <= 4, "the halo fits one chunk each side");
   static_assert(NS >= 2, "one slot in use, one in flight at least");
   extern __shared__ uint4 sep_async_smem[];
@@ -203,13 +205,8 @@ __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const Sep
             for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[(j + 1 + ky) % K][i];
           uint32_t px[4] = {0, 0, 0, 0}, out[4];  // the output row's pixels (history slots only)
           if constexpr (NSL > NS) sep_async_centre(slot_centre, lane, px);
-          sep_vertical_finish<K, 4, F>(ordered, p, px, out);
-          if (stores) {
-            uint4* o = reinterpret_cast<uint4*>(out_row);
-            const uint4 v = make_uint4(out[0], out[1], out[2], out[3]);
-            if (p.stream_stores) __stcs(o, v);
-            else *o = v;
-          }
+          sep_vertical_finish<K, F>(ordered, p, px, out);
+          if (stores) *reinterpret_cast<uint4*>(out_row) = make_uint4(out[0], out[1], out[2], out[3]);
           out_row += pitch;
         }
         if constexpr (NSL > NS) advance(slot_centre);
@@ -221,9 +218,9 @@ __device__ __forceinline__ void sep_async_warp_rows(const Geometry& g, const Sep
 
 // 256 threads a block at most; 3 blocks a SM at K = 5 (85 registers), 4 at K = 3 (64). F: the
 // finish compiled in, as for convolve_sep.
-template <int K, int C, SepFinish F, int NS>
+template <int K, int C, SepFinish F>
 __global__ void __launch_bounds__(256, K == 3 ? 4 : 3) convolve_sep_async(Geometry g, SepParams p) {
-  sep_async_warp_rows<K, C, NS, F>(g, p);
+  sep_async_warp_rows<K, C, F>(g, p);
 }
 #endif
 

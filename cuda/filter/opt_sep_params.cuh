@@ -1,20 +1,20 @@
 // cuda-opt's separable filter path, host side: a kernel's taps as sign col^T row + centre delta
 // (sep_decompose), the packed arithmetic's finish for them (sep_params) and the grid of strips
 // (sep_grid), for the kernels of opt_sep.cuh and opt_sep_async.cuh; tests/cuda/filter_sep_emulate.cu
-// runs them on the host. Which kernel runs, and the environment's switches: opt_sep_plan.cuh.
+// runs them on the host. Which kernel runs on which grid: opt_sep_plan.cuh.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "filter/filter.hpp"
+#include "filter/kernel_math.hpp"
 #include "filter/opt_sep.cuh"
 
 namespace parvis::filter {
 namespace {
 
-// taps = sign col^T row + centre delta(R, R) with col, row >= 0 (filter.cpp's separate() on the
+// taps = sign col^T row + centre delta(R, R) with col, row >= 0 (kernel_math.hpp's separate() on the
 // kernel, else on the kernel with its centre tap replaced by the one that makes it rank 1, found
 // from an off-centre tap: tap(R, x) tap(y, R) / tap(y, x)). Exact: separate() checks every tap.
 inline bool sep_decompose(const Kernel& k, std::vector<int32_t>* col, std::vector<int32_t>* row,
@@ -129,11 +129,10 @@ inline bool sep_params(const Kernel& k, Border border, int channels, const Devic
   return true;
 }
 
-// The grid: warp columns of 32 lane_bytes bytes, strips of `strip_rows` rows; 0 rows = as many strips as
+// The grid: warp columns of kSepWarpBytes, strips of `strip_rows` rows; 0 rows = as many strips as
 // fill `resident_warps` (one wave), at least 8 rows a strip (the (K - 1) / rows re-read).
-inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows, SepParams* p, int lane_bytes = 16) {
-  p->warp_bytes = 32 * lane_bytes;
-  p->warps_x = (g.row_bytes + p->warp_bytes - 1) / p->warp_bytes;
+inline void sep_grid(const Geometry& g, long long resident_warps, int strip_rows, SepParams* p) {
+  p->warps_x = (g.row_bytes + kSepWarpBytes - 1) / kSepWarpBytes;
   if (strip_rows <= 0) {
     const long long strips = std::max(1LL, resident_warps / p->warps_x);
     strip_rows = int(std::max(8LL, (g.height + strips - 1) / strips));

@@ -42,21 +42,11 @@ const Key kKeys[] = {
     {"video.host_convert", Kind::Flag, 0, 1, nullptr, "cuda-opt: frames made grey on the host (0: on the device)"},
     // Integral image (cuda/integral/tuning.hpp).
     {"integral.band_rows", Kind::Int, 1, 1 << 20, nullptr, "CUDA versions: rows a band holds at most (test hook: many bands)"},
-    // Filter (cuda/filter/tuning.hpp).
-    {"filter.variant", Kind::Word, 0, 0, "auto|direct|sep|mma|smem|prefetch|nonvec|vec", "the kernel (names per version)"},
-    {"filter.tile_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt smem: rows a tile holds"},
-    {"filter.rb", Kind::Int, 4, 8, nullptr, "cuda-opt mma: rows a unit computes"},
-    {"filter.minb", Kind::Int, 0, 4, nullptr, "cuda-opt mma: blocks per SM in the launch bounds (0: none)"},
-    {"filter.sep_pf", Kind::Int, 1, 4, nullptr, "cuda-opt sep: rows loaded ahead"},
-    {"filter.sep_minb", Kind::Int, 0, 1, nullptr, "cuda-opt sep: tight launch bounds"},
-    {"filter.sep_lane", Kind::Int, 8, 16, nullptr, "cuda-opt sep: bytes a lane"},
-    {"filter.sep_l2pf", Kind::Int, 0, 64, nullptr, "cuda-opt sep: rows prefetched into L2"},
-    {"filter.sep_l1pf", Kind::Int, 0, 64, nullptr, "cuda-opt sep: rows prefetched into L1"},
-    {"filter.sep_bulkpf", Kind::Int, 0, 64, nullptr, "cuda-opt sep: rows bulk-prefetched"},
-    {"filter.sep_stcs", Kind::Int, 0, 1, nullptr, "cuda-opt sep: evict-first stores"},
-    {"filter.sep_rows", Kind::Int, 1, 256, nullptr, "cuda-opt sep: rows a block computes"},
-    {"filter.sep_async", Kind::Flag, 0, 1, nullptr, "cuda-opt sep: the cp.async kernel (sm_80+)"},
-    {"filter.sep_stages", Kind::Int, 3, 6, nullptr, "cuda-opt sep async: slots in the ring"},
+    // Filter (src/filter/tuning.hpp: FilterTuning).
+    {"filter.variant", Kind::Word, 0, 0, "auto|mma|direct|sep|nonvec|vec|loops|2d|generic|sse2|scalar",
+     "the kernel (each version has its own: ./main bench filter lists them; another version's is ignored)"},
+    {"filter.sep_async", Kind::Flag, 0, 1, nullptr, "cuda-opt sep: the cp.async kernel (sm_80+; 0: the register kernel)"},
+    {"filter.sep_rows", Kind::Int, 1, 65536, nullptr, "cuda-opt sep: output rows a warp's strip (default: by size)"},
     // Host-to-device upload (cuda/upload/tuning.hpp, UploadTuning); PARVIS_UPLOAD picks the mode.
     {"upload.threads", Kind::Int, 1, 64, nullptr, "host threads of a staged copy, the caller included"},
     {"upload.min", Kind::Bytes, 0, kMaxBytes, nullptr, "auto's copies below this many bytes stay on the calling thread"},

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/config.hpp"
 #include "common/subcommands.hpp"
 #include "filter/filter.hpp"
 #include "image_io.hpp"
@@ -95,7 +96,7 @@ bool is_gpu() {
 std::string thread_field() {
   if (is_gpu()) return "gpu";
   if (std::string(kVersionName) != "omp") return "1";
-  if (const char* n = std::getenv("OMP_NUM_THREADS")) return n;
+  if (const char* n = config::system("OMP_NUM_THREADS")) return n;
   return std::to_string(std::thread::hardware_concurrency());
 }
 
@@ -189,7 +190,8 @@ int bench_filter(int argc, char** argv) {
   args.option("--size", &size_list, "LIST", "kernel sizes (default \"3 5\")");
   args.option("--border", &border_text, "B", "zero (default), replicate, reflect101");
   args.flag("--gray", &gray, "grey images instead of RGB");
-  args.option("--variant", &variant, "V", "the variant for the main rows (default: the version's)");
+  args.option("--variant", &variant, "V",
+              "the variant for the main rows (default: PARVIS_TUNING's filter.variant, else the version's)");
   args.option("--sweep", &sweep_list, "LIST",
               "CUDA: block sizes of the sweep (default 32 64 128 256 512 1024; \"none\" skips it)");
   args.option("--sweep-kernels", &sweep_kernels, "LIST",
@@ -232,10 +234,13 @@ int bench_filter(int argc, char** argv) {
   }
   const std::vector<std::string> sweep_on = words(sweep_kernels);
   const std::vector<std::string> variants = filter::variant_names();
+  const filter::FilterTuning base = filter::tuning_from_config();  // the sep_ fields apply to every row
+  filter::FilterTuning tuning = base;
   if (!variant.empty()) {
     int index = 0;
     s = filter::find_variant(variant, &index);
     if (!s.ok()) return report_failure(s);
+    tuning.variant = variant;
   }
 
   const std::string threads = thread_field();
@@ -270,8 +275,6 @@ int bench_filter(int argc, char** argv) {
         };
 
         // The main row: the default (or --variant) configuration, with upload and download.
-        filter::Tuning tuning;
-        tuning.variant = variant;
         filter::FilterPtr f;
         Timings up, down;
         double ms = 0;
@@ -302,7 +305,7 @@ int bench_filter(int argc, char** argv) {
         if (std::find(sweep_on.begin(), sweep_on.end(), kshort) == sweep_on.end()) continue;
         for (const std::string& v : variants)
           for (int block : sweep) {
-            filter::Tuning t;
+            filter::FilterTuning t = base;
             t.variant = v;
             t.block_threads = block;
             const std::string what = method + "/" + v;

@@ -1,4 +1,5 @@
 // ./main filter IN OUT --kernel NAME [--size 3|5] | --kernel-file F  [--border B] [--gray] [--json]
+//                [--explain]
 #include <cstdio>
 
 #include "common/output.hpp"
@@ -11,7 +12,7 @@ namespace parvis {
 int cli_filter(int argc, char** argv) {
   std::string kernel_name, kernel_file, border_text = "zero";
   int size = 3;
-  bool gray = false, json = false;
+  bool gray = false, json = false, explain = false;
   ArgParser args(
       "usage: ./main filter IN OUT --kernel NAME [--size 3|5] [--border zero|replicate|reflect101]\n"
       "       ./main filter IN OUT --kernel-file F [--border ...]\n"
@@ -25,6 +26,7 @@ int cli_filter(int argc, char** argv) {
               "zero (outside pixels count as 0, the default), replicate, reflect101");
   args.flag("--gray", &gray, "convert the input to grey first");
   args.flag("--json", &json, "print the result as JSON");
+  args.flag("--explain", &explain, "also print the tuning and the path that ran (differ between versions)");
   args.max_pixels_option();
   std::vector<std::string> pos;
   if (int rc = args.parse_command(argc, argv, &pos); rc >= 0) return rc;
@@ -59,8 +61,9 @@ int cli_filter(int argc, char** argv) {
 
   Image out;
   Timings timings;
+  filter::FilterRun ran;
   const double t0 = now_ms();
-  s = filter::apply(in, kernel, border, &out, &timings);
+  s = filter::apply(in, kernel, border, filter::tuning_from_config(), &out, &timings, &ran);
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
   s = image_put(&outputs, pos[1], out);
@@ -78,12 +81,17 @@ int cli_filter(int argc, char** argv) {
     j.key("width").num(in.width);
     j.key("height").num(in.height);
     j.key("channels").num(in.channels);
+    if (explain) {
+      j.key("tuning").str(ran.tuning.describe());
+      j.key("path").str(ran.path);
+    }
     j.end_object();
     std::printf("%s\n", j.text().c_str());
   } else {
     std::printf("filter %s %dx%d /%d, border %s: %dx%d %s\n", kernel.name.c_str(), kernel.size,
                 kernel.size, int(kernel.divisor), filter::border_name(border), in.width,
                 in.height, kind);
+    if (explain) std::printf("tuning: %s\npath: %s\n", ran.tuning.describe().c_str(), ran.path.c_str());
   }
   s = outputs.commit();
   if (!s.ok()) return report_failure(s);

@@ -1,6 +1,6 @@
-// The filter's entry points for the CPU versions, over the version's cpu::convolve: apply()
-// and the prepared filter (no copies: upload keeps a reference to the input, compute writes the
-// filter's own output image, download moves it out).
+// The filter's entry points for the CPU versions, over the version's cpu::convolve: the prepared
+// filter (no copies: upload keeps a reference to the input, compute writes the filter's own output
+// image, download moves it out).
 #include "filter/cpu_filter.hpp"
 
 namespace parvis::filter {
@@ -10,6 +10,7 @@ struct Filter {
   Border border = Border::Zero;
   int width = 0, height = 0, channels = 0;
   int variant = 0;
+  FilterTuning tuning;  // what ran: the variant, the only field a CPU version takes
   const Image* in = nullptr;
   Image out;
 };
@@ -27,12 +28,9 @@ Status check_shape(const Filter& f, const Image& img) {
 }
 }  // namespace
 
-Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
-                     const Tuning& tuning, FilterPtr* out) {
-  PARVIS_TRY(check_kernel(kernel));
+Status version_create(const Kernel& kernel, Border border, int width, int height, int channels,
+                      const FilterTuning&, int variant, FilterPtr* out) {
   PARVIS_TRY(check_image_size(width, height, channels));
-  int variant = 0;
-  if (!tuning.variant.empty()) PARVIS_TRY(find_variant(tuning.variant, &variant));
   FilterPtr f(new Filter);
   f->kernel = kernel;
   f->border = border;
@@ -40,6 +38,7 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   f->height = height;
   f->channels = channels;
   f->variant = variant;
+  f->tuning.variant = variant_names()[size_t(variant)];
   *out = std::move(f);
   return Status::Ok();
 }
@@ -72,8 +71,6 @@ std::string filter_describe(const Filter* f) {
   return cpu::describe(f->kernel, f->border, f->width, f->height, f->channels, f->variant);
 }
 
-Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings) {
-  return apply_prepared(in, kernel, border, out, timings);
-}
+FilterTuning filter_tuning(const Filter* f) { return f->tuning; }
 
 }  // namespace parvis::filter

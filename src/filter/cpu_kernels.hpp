@@ -37,6 +37,7 @@
 
 #include "common/simd.hpp"
 #include "filter/filter.hpp"
+#include "filter/kernel_math.hpp"
 
 namespace parvis::filter::cpu {
 

@@ -1,12 +1,12 @@
-// The filter's shared host code: the kernel bank, custom kernel files, border names, the
-// prepared-filter plumbing (tuning from the environment, apply through create/upload/compute/
-// download) and the kernel analysis the fast versions plan with (separability, sum range,
-// exact division by a constant). Used by every version; the convolution itself is in the
-// version files (seq.cpp, ...).
+// The filter's shared host code: the kernel bank, custom kernel files, border names, the tuning
+// from PARVIS_TUNING, and the prepared filter's checks and apply() over create/upload/compute/
+// download. Linked into every version; the convolution itself is in the version files (seq.cpp,
+// ..., cuda/filter/naive.cu, opt.cu), which call nothing here (kernel_math.hpp holds the analysis
+// they share).
 #include <cstdlib>
-#include <numeric>
 #include <sstream>
 
+#include "common/config.hpp"
 #include "filter/filter.hpp"
 
 namespace parvis::filter {
@@ -181,12 +181,13 @@ const char* border_name(Border b) {
   return "?";
 }
 
-Tuning default_tuning() {
-  Tuning t;
+FilterTuning tuning_from_config() {
+  FilterTuning t;
+  const std::string v = config::tuning_word("filter.variant", "");
   int index = 0;
-  // Only a variant this version has: the tests run seq beside the version under test.
-  if (const char* v = std::getenv("PARVIS_FILTER_VARIANT"))
-    if (find_variant(v, &index).ok()) t.variant = v;
+  if (!v.empty() && find_variant(v, &index).ok()) t.variant = v;
+  if (config::tuning_set("filter.sep_async")) t.sep_async = config::tuning_flag("filter.sep_async", true) ? 1 : 0;
+  t.sep_rows = int(config::tuning_int("filter.sep_rows", 0));
   return t;
 }
 
@@ -203,77 +204,29 @@ Status find_variant(const std::string& name, int* index) {
   return Status::usage("unknown filter variant '" + name + "' for " + kVersionName + " (" + list + ")");
 }
 
-Status apply_prepared(const Image& in, const Kernel& kernel, Border border, Image* out,
-                      Timings* timings) {
+Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
+                     const FilterTuning& tuning, FilterPtr* out) {
   PARVIS_TRY(check_kernel(kernel));
+  int variant = 0;
+  if (!tuning.variant.empty()) PARVIS_TRY(find_variant(tuning.variant, &variant));
+  return version_create(kernel, border, width, height, channels, tuning, variant, out);
+}
+
+Status apply(const Image& in, const Kernel& kernel, Border border, const FilterTuning& tuning,
+             Image* out, Timings* timings, FilterRun* ran) {
   FilterPtr f;
-  PARVIS_TRY(filter_create(kernel, border, in.width, in.height, in.channels, default_tuning(), &f));
+  PARVIS_TRY(filter_create(kernel, border, in.width, in.height, in.channels, tuning, &f));
   Timings t;
   PARVIS_TRY(filter_upload(f.get(), in, &t));
   PARVIS_TRY(filter_compute(f.get(), &t));
   PARVIS_TRY(filter_download(f.get(), out, &t));
+  if (ran) *ran = FilterRun{filter_tuning(f.get()), filter_describe(f.get())};
   if (timings) {
     timings->upload_ms = t.upload_ms;
     timings->compute_ms = t.compute_ms;
     timings->download_ms = t.download_ms;
   }
   return Status::Ok();
-}
-
-bool separate(const Kernel& k, std::vector<int32_t>* col, std::vector<int32_t>* row) {
-  const int n = k.size;
-  auto tap = [&](int y, int x) { return int64_t(k.taps[size_t(y) * n + x]); };
-  int ry = -1;  // a row with a nonzero tap
-  for (int y = 0; y < n && ry < 0; ++y)
-    for (int x = 0; x < n; ++x)
-      if (tap(y, x) != 0) {
-        ry = y;
-        break;
-      }
-  if (ry < 0) return false;  // all zero: nothing to gain
-  // row = that row divided by the gcd of its taps; col[y] = tap(y, x0) / row[x0].
-  int64_t g = 0;
-  for (int x = 0; x < n; ++x) g = std::gcd(g, tap(ry, x) < 0 ? -tap(ry, x) : tap(ry, x));
-  std::vector<int32_t> r(static_cast<size_t>(n)), c(static_cast<size_t>(n));
-  int x0 = -1;
-  for (int x = 0; x < n; ++x) {
-    r[size_t(x)] = int32_t(tap(ry, x) / g);
-    if (x0 < 0 && r[size_t(x)] != 0) x0 = x;
-  }
-  for (int y = 0; y < n; ++y) {
-    if (tap(y, x0) % r[size_t(x0)] != 0) return false;
-    c[size_t(y)] = int32_t(tap(y, x0) / r[size_t(x0)]);
-  }
-  for (int y = 0; y < n; ++y)
-    for (int x = 0; x < n; ++x)
-      if (int64_t(c[size_t(y)]) * r[size_t(x)] != tap(y, x)) return false;
-  *col = std::move(c);
-  *row = std::move(r);
-  return true;
-}
-
-void sum_range(const Kernel& k, int64_t* lo, int64_t* hi) {
-  int64_t neg = 0, pos = 0;
-  for (int32_t t : k.taps) (t < 0 ? neg : pos) += t;
-  *lo = neg * 255;
-  *hi = pos * 255;
-}
-
-bool make_divider(int64_t d, int64_t t_max, int bits, Divider* out) {
-  if (d < 1 || t_max < 0 || bits < 1 || bits > 32) return false;
-  for (int shift = 0; shift < 32; ++shift) {
-    const int n = bits + shift;
-    const unsigned __int128 two_n = (unsigned __int128)1 << n;
-    const unsigned __int128 magic = (two_n + uint64_t(d) - 1) / uint64_t(d);
-    if (magic >> bits) break;  // larger shifts only make the magic larger
-    const unsigned __int128 err = magic * uint64_t(d) - two_n;
-    if ((unsigned __int128)uint64_t(t_max) * err < two_n) {
-      out->magic = uint32_t(magic);
-      out->shift = shift;
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace parvis::filter

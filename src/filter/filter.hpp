@@ -9,6 +9,7 @@
 #include "common/cli.hpp"
 #include "common/image.hpp"
 #include "common/status.hpp"
+#include "filter/tuning.hpp"
 
 // The two small helpers below are the filter's arithmetic, shared by host and device code.
 #ifdef __CUDACC__
@@ -74,65 +75,52 @@ Status check_kernel(const Kernel& k);
 Status parse_border(const std::string& name, Border* out);
 const char* border_name(Border b);
 
-// `in` is grey or RGB (filtered per channel); `out` gets the same shape. Defined by each version
-// (through apply_prepared). The variant is the version's default, or the one named by
-// PARVIS_FILTER_VARIANT where the version has it (tests run every variant through the CLI so).
-Status apply(const Image& in, const Kernel& kernel, Border border, Image* out, Timings* timings);
-
-// ---- a prepared filter: for the bench and for repeated frames of one shape ---------------------
-// Made once for a kernel, border and image shape (device buffers, taps in constant memory,
+// ---- the prepared filter: for the CLI, the bench and repeated frames of one shape ---------------
+// Made once for a kernel, border, image shape and tuning (device buffers, taps in constant memory,
 // launch plans live here), then: upload an image, compute (as often as wanted; on a CUDA version
 // the image and the result stay on the GPU), download the result. Each step fills its field of
 // Timings (CUDA events on the CUDA versions; CPU versions: compute only, no copies: upload keeps
 // a reference to `in`, which must outlive compute).
-struct Tuning {
-  std::string variant;    // "" = the version's default, else one of variant_names()
-  int block_threads = 0;  // CUDA versions: threads per block, 0 = the version's default
-};
-
-// The kernels or code paths this version can run, the default first (seq: "loops"; simd and omp:
-// "auto", "2d", "generic", "sse2", "scalar"; cuda-naive: the seed's "nonvec" and "vec"; cuda-opt: "auto",
-// "mma", "direct"). Defined by each version.
-std::vector<std::string> variant_names();
-
 struct Filter;
 struct FilterDeleter {
   void operator()(Filter* f) const;
 };
 using FilterPtr = std::unique_ptr<Filter, FilterDeleter>;
 
-// Errors: a bad kernel (exit 2), an unknown variant or block size (exit 1), no device (exit 3).
+// Checks the kernel (exit 2) and the tuning's variant (an unknown one: exit 1), then makes the
+// version's filter (version_create). Errors: also a bad block size (exit 1), no device (exit 3),
+// a variant this kernel or device cannot take (exit 2). Defined once, in filter.cpp.
 Status filter_create(const Kernel& kernel, Border border, int width, int height, int channels,
-                     const Tuning& tuning, FilterPtr* out);
+                     const FilterTuning& tuning, FilterPtr* out);
+
+// What ran (--explain): the tuning with the version's defaults filled in, and the path.
+struct FilterRun {
+  FilterTuning tuning;
+  std::string path;
+};
+
+// `in` is grey or RGB (filtered per channel); `out` gets the same shape: create, upload, compute,
+// download. filter.cpp.
+Status apply(const Image& in, const Kernel& kernel, Border border, const FilterTuning& tuning,
+             Image* out, Timings* timings, FilterRun* ran = nullptr);
+
+// `name` checked against variant_names(): its index, or a usage error listing them. filter.cpp.
+Status find_variant(const std::string& name, int* index);
+
+// ---- what each version defines (cpu_api.cpp with seq.cpp ..., cuda/filter/naive.cu, opt.cu) ----
+// The kernels or code paths this version can run, the default first (seq: "loops"; simd and omp:
+// "auto", "2d", "generic", "sse2", "scalar"; cuda-naive: the seed's "nonvec" and "vec"; cuda-opt:
+// "auto", "mma", "direct", "sep").
+std::vector<std::string> variant_names();
+// filter_create's work, with the kernel checked and `variant` the index of tuning.variant (0 for "").
+Status version_create(const Kernel& kernel, Border border, int width, int height, int channels,
+                      const FilterTuning& tuning, int variant, FilterPtr* out);
 Status filter_upload(Filter* f, const Image& in, Timings* timings);  // `in` of the filter's shape
 Status filter_compute(Filter* f, Timings* timings);
 Status filter_download(Filter* f, Image* out, Timings* timings);
 // What runs: the variant, the path it took for this kernel, the launch configuration.
 std::string filter_describe(const Filter* f);
-
-// ---- shared host helpers (filter.cpp) ------------------------------------------------------------
-// The tuning PARVIS_FILTER_VARIANT asks for, when this version has a variant of that name ("",
-// the default, otherwise).
-Tuning default_tuning();
-// `name` checked against variant_names(): its index, or a usage error listing them.
-Status find_variant(const std::string& name, int* index);
-// create, upload, compute, download with default_tuning(): apply() of the CUDA versions.
-Status apply_prepared(const Image& in, const Kernel& kernel, Border border, Image* out,
-                      Timings* timings);
-
-// The kernel as an outer product col^T row of integer vectors (rank 1), when it is one.
-bool separate(const Kernel& k, std::vector<int32_t>* col, std::vector<int32_t>* row);
-
-// The smallest and largest sum(tap * px) over all pixel values 0..255.
-void sum_range(const Kernel& k, int64_t* lo, int64_t* hi);
-
-// Exact floor(t / d) for every t in [0, t_max] as (t * magic) >> (bits + shift), magic < 2^bits
-// (Granlund-Montgomery with the error bound checked for this range: t_max (magic d - 2^(bits +
-// shift)) < 2^(bits + shift) suffices). False when no such pair exists (then divide otherwise).
-struct Divider {
-  uint32_t magic = 0;
-  int shift = 0;
-};
-bool make_divider(int64_t d, int64_t t_max, int bits, Divider* out);
+// The tuning it runs with: the one given, its open fields filled with the version's defaults.
+FilterTuning filter_tuning(const Filter* f);
 
 }  // namespace parvis::filter

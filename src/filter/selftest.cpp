@@ -48,7 +48,8 @@ std::string compare(const Image& got, const Image& want) {
 bool check_filter(SelftestReport& r, const std::string& name, const Image& in,
                   const filter::Kernel& k, Border border, const Image& want) {
   Image out;
-  if (!r.expect_ok(name, filter::apply(in, k, border, &out, nullptr))) return false;
+  const Status s = filter::apply(in, k, border, filter::tuning_from_config(), &out, nullptr);
+  if (!r.expect_ok(name, s)) return false;
   const std::string diff = compare(out, want);
   r.check(name, diff.empty(), diff);
   return true;
@@ -178,14 +179,15 @@ void convolutions(SelftestReport& r) {
   // RGB is filtered per channel: each channel equals the grey filtering of that channel.
   Image rgb_out;
   const filter::Kernel e5 = bank("edge", 5);
-  if (r.expect_ok("filter RGB per channel", filter::apply(noise, e5, Border::Replicate, &rgb_out, nullptr))) {
+  const filter::FilterTuning tuning = filter::tuning_from_config();
+  if (r.expect_ok("filter RGB per channel", filter::apply(noise, e5, Border::Replicate, tuning, &rgb_out, nullptr))) {
     std::string diff;
     for (int c = 0; c < 3 && diff.empty(); ++c) {
       Image plane, plane_out;
       image_alloc(noise.width, noise.height, 1, &plane);
       for (int y = 0; y < noise.height; ++y)
         for (int x = 0; x < noise.width; ++x) plane.at(x, y)[0] = noise.at(x, y)[c];
-      filter::apply(plane, e5, Border::Replicate, &plane_out, nullptr);
+      filter::apply(plane, e5, Border::Replicate, tuning, &plane_out, nullptr);
       for (int y = 0; y < noise.height && diff.empty(); ++y)
         for (int x = 0; x < noise.width; ++x)
           if (rgb_out.at(x, y)[c] != plane_out.at(x, y)[0]) {
@@ -224,17 +226,38 @@ std::vector<filter::Kernel> custom_kernels() {
   return out;
 }
 
-// Every variant of this version (variant_names) gives apply()'s bytes, through the prepared
-// filter, on the bank, the custom kernels above, every border, grey and RGB, tiny and odd sizes.
-void variants(SelftestReport& r) {
+// The tunings held against the default: every other variant of this version, and each kept
+// value of cuda-opt's sep fields (FilterTuning): the register kernel, which is the only one
+// below compute capability 8.0, and strips of 7 rows (not a multiple of K) in both kernels.
+std::vector<filter::FilterTuning> tunings_to_check() {
   const std::vector<std::string> names = filter::variant_names();
-  if (names.size() < 2) return;
+  std::vector<filter::FilterTuning> out;
+  for (size_t v = 1; v < names.size(); ++v) {
+    filter::FilterTuning t;
+    t.variant = names[v];
+    out.push_back(t);
+    if (names[v] != "sep") continue;
+    t.sep_async = 0;
+    out.push_back(t);
+    t.sep_rows = 7;
+    out.push_back(t);
+    t.sep_async = -1;
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Every tuning of tunings_to_check gives apply()'s bytes, through the prepared filter, on the
+// bank, the custom kernels above, every border, grey and RGB, tiny and odd sizes.
+void variants(SelftestReport& r) {
+  const std::vector<filter::FilterTuning> tunings = tunings_to_check();
+  const filter::FilterTuning base = filter::tuning_from_config();  // apply()'s, as the CLI runs it
   std::vector<filter::Kernel> kernels = custom_kernels();
   for (const char* name : {"identity", "sharpen", "edge", "gaussian", "box", "unsharp"})
     for (int size : {3, 5}) kernels.push_back(bank(name, size));
   const Image images[] = {noise_image(37, 11, 3, 7), noise_image(131, 5, 1, 8),
                           noise_image(2, 3, 3, 9), noise_image(1, 1, 1, 10)};
-  for (size_t v = 1; v < names.size(); ++v) {
+  for (const filter::FilterTuning& t : tunings) {
     std::string diff;
     int runs = 0, refused = 0;
     for (const Image& img : images)
@@ -242,13 +265,11 @@ void variants(SelftestReport& r) {
         for (Border b : {Border::Zero, Border::Replicate, Border::Reflect101}) {
           if (!diff.empty()) break;
           Image want, got;
-          Status s = filter::apply(img, k, b, &want, nullptr);
+          Status s = filter::apply(img, k, b, base, &want, nullptr);
           if (!s.ok()) {
             diff = "apply: " + s.message;
             break;
           }
-          filter::Tuning t;
-          t.variant = names[v];
           filter::FilterPtr f;
           s = filter::filter_create(k, b, img.width, img.height, img.channels, t, &f);
           if (s.code == kExitBadInput) {  // a path this kernel or device cannot take
@@ -266,7 +287,7 @@ void variants(SelftestReport& r) {
                    std::to_string(img.width) + "x" + std::to_string(img.height) + "x" +
                    std::to_string(img.channels) + ": " + diff;
         }
-    r.check("filter variant " + names[v] + " equals the default (" + std::to_string(runs) +
+    r.check("filter " + t.describe() + " equals the default (" + std::to_string(runs) +
                 " runs" + (refused ? ", " + std::to_string(refused) + " kernels it does not take" : "") + ")",
             diff.empty(), diff);
   }

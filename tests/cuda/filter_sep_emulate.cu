@@ -1,21 +1,19 @@
 // Runs cuda-opt's separable filter kernel (cuda/filter/opt_sep.cuh, convolve_sep) on the host:
 // the grid of warps of sep_grid, each warp's 32 lanes in lock step through the kernel's steps
-// (sep_load, the shuffles, sep_window, sep_horizontal, the ring, the prefetch
-// queue of PF rows, sep_vertical_finish, the 16-byte stores, or 8-byte ones with LW = 2 lane words,
-// the L2/L1 prefetch addresses of PARVIS_FILTER_SEP_L2PF and the bulk ranges of _BULKPF: inside the image, each prefetched row
-// one the warp loads later), on the pitched layout the GPU uses
+// (sep_load, the shuffles, sep_window, sep_horizontal, the ring, the row loaded ahead,
+// sep_vertical_finish, the 16-byte stores), on the pitched layout the GPU uses
 // (padding filled with 0xA5, so a read of it changes a sum). Every output byte must equal a
 // direct bordered 2-D convolution (border_index, round_clamp) and be written once; no store may
 // leave the row's pitch. Kernels: the bank's separable ones (gaussian: power-of-two finish; box,
 // identity), the ones with a centre tap besides (unsharp, edge 3x3: the per-byte finish), random
 // outer products up to the 16-bit bound, divisors that clamp, and kernels it must refuse.
 // The cp.async kernel (cuda/filter/opt_sep_async.cuh, convolve_sep_async) likewise: its NS
-// shared-memory slots a warp on the host, the 34 chunk copies of each row (sep_async_chunk's
+// (kSepAsyncSlots) shared-memory slots a warp on the host, the 34 chunk copies of each row (sep_async_chunk's
 // zero-fill), the slot a step copies into and the one it reads (a read of a slot that does not
 // hold the row, or a copy that leaves the row's pitch, is a problem), the ring named by t % K.
-// Needs nvcc but no GPU. Build and run with
+// Needs nvcc but no GPU. Build and run with (filter.cpp for the bank; the linker drops the rest)
 //   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
-//        -o build/filter_sep_emulate && build/filter_sep_emulate
+//        -Xcompiler -ffunction-sections -Xlinker --gc-sections -o build/filter_sep_emulate && build/filter_sep_emulate
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -40,82 +38,59 @@ struct Image8 {
   std::vector<int> writes;
 };
 
-// One warp, lane by lane in lock step, as convolve_sep<K, C, F, PF, TIGHT, LW> runs it (TIGHT only
-// changes the launch bounds).
-template <int K, int C, int PF, int LW>
+// One warp, lane by lane in lock step, as convolve_sep<K, C, F> runs it: each source row loaded
+// one step ahead of its use.
+template <int K, int C>
 void run_warp(const Geometry& g, const SepParams& p, long long wid, Image8& im, size_t* bad) {
-  using S = SepShape<K, C, LW>;
-  constexpr int LB = 4 * LW;
+  using S = SepShape<K, C>;
   const SepWarp sw = sep_warp(g, p, wid);
   const int first = sw.ys - S::R, last = sw.ye - 1 + S::R;
-  SepRaw<LW, S::HW> q[32][PF];
-  uint32_t ring[32][K][2 * LW] = {};
-  auto x0_of = [&](int lane) { return sw.xw + LB * lane; };
-  // sep_prefetch: the address must lie in the image's rows and pitch, and be one of the strip's
-  // source rows (so, a row this lane loads after it, past the PF rows in registers).
-  // The bulk prefetch (level 3): lane 0, the warp's bytes, 16-byte aligned, within the row's pitch.
-  auto prefetch = [&](int y, int lane) {
-    if (p.ahead <= 0) return;
-    uint32_t n = LB;
-    const uint8_t* a = p.ahead_level != 3 ? sep_prefetch_addr(g, y + p.ahead, x0_of(lane), last)
-                       : lane == 0        ? sep_prefetch_bulk(g, p, y + p.ahead, sw.xw, last, &n)
-                                          : nullptr;
-    if (a == nullptr) return;
-    const size_t off = size_t(a - g.in), row = off / g.pitch;
-    if (p.ahead_level == 3 && (n == 0 || n % 16 != 0 || off % 16 != 0 || n < std::min<size_t>(p.warp_bytes, g.row_bytes - sw.xw)) &&
-        (*bad)++ < 5)
-      std::printf("  bulk prefetch of %u bytes at row %zu byte %zu\n", n, row, off % g.pitch);
-    if ((off + n > g.pitch * size_t(g.height) || off % g.pitch + n > g.pitch || int(row) != y + p.ahead ||
-         int(row) > last || int(row) < first + PF) && (*bad)++ < 5)
-      std::printf("  prefetch of row %zu byte %zu outside (rows %d..%d)\n", row, off % g.pitch, first, last);
-  };
-  for (int lane = 0; lane < 32; ++lane) {
-    for (int i = 0; i < PF; ++i) q[lane][i] = sep_load<LW, S::HW>(g, first + i, x0_of(lane), lane, first + i <= last);
-    for (int i = PF - p.ahead; i < PF; ++i) prefetch(first + i, lane);
-  }
+  SepRaw<S::HW> ahead[32];
+  uint32_t ring[32][K][8] = {};
+  auto x0_of = [&](int lane) { return sw.xw + kSepLaneBytes * lane; };
+  for (int lane = 0; lane < 32; ++lane) ahead[lane] = sep_load<S::HW>(g, first, x0_of(lane), lane, first <= last);
   auto step = [&](int nxt) {
-    SepRaw<LW, S::HW> cur[32];
+    SepRaw<S::HW> cur[32];
     for (int lane = 0; lane < 32; ++lane) {
-      cur[lane] = q[lane][0];
-      for (int i = 0; i + 1 < PF; ++i) q[lane][i] = q[lane][i + 1];
-      q[lane][PF - 1] = sep_load<LW, S::HW>(g, nxt, x0_of(lane), lane, nxt <= last);
-      prefetch(nxt, lane);
+      cur[lane] = ahead[lane];
+      ahead[lane] = sep_load<S::HW>(g, nxt, x0_of(lane), lane, nxt <= last);
       for (int r = 0; r + 1 < K; ++r)
-        for (int i = 0; i < 2 * LW; ++i) ring[lane][r][i] = ring[lane][r + 1][i];
+        for (int i = 0; i < 8; ++i) ring[lane][r][i] = ring[lane][r + 1][i];
     }
     for (int lane = 0; lane < 32; ++lane) {
       uint32_t left[S::HW], right[S::HW], w[S::NW];
       for (int i = 0; i < S::HW; ++i) {  // __shfl_up/down: lanes 0 and 31 get their own value
-        left[i] = cur[lane > 0 ? lane - 1 : lane].v[LW - S::HW + i];
+        left[i] = cur[lane > 0 ? lane - 1 : lane].v[4 - S::HW + i];
         right[i] = cur[lane < 31 ? lane + 1 : lane].v[i];
       }
-      sep_window<LW, S::HW, S::NW>(cur[lane], left, right, lane, w);
-      sep_horizontal<K, C, LW>(w, p, ring[lane][K - 1]);
+      sep_window<S::HW, S::NW>(cur[lane], left, right, lane, w);
+      sep_horizontal<K, C>(w, p, ring[lane][K - 1]);
     }
   };
-  for (int r = 0; r < K - 1; ++r) step(first + r + PF);
+  for (int r = 0; r < K - 1; ++r) step(first + r + 1);
   for (int y = sw.ys; y < sw.ye; ++y) {
-    step(y + S::R + PF);
+    step(y + S::R + 1);
     for (int lane = 0; lane < 32; ++lane) {
       const int x0 = x0_of(lane);
       if (x0 >= g.row_bytes) continue;
-      if (size_t(x0) + LB > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
-      uint32_t px[LW], out[LW];
+      if (size_t(x0) + kSepLaneBytes > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
+      uint32_t px[4], out[4];
       sep_with_finish(p.finish, [&](auto f) {
-        sep_centre<decltype(f)::value, LW>(g, y, x0, px);
-        sep_vertical_finish<K, LW, decltype(f)::value>(ring[lane], p, px, out);
+        sep_centre<decltype(f)::value>(g, y, x0, px);
+        sep_vertical_finish<K, decltype(f)::value>(ring[lane], p, px, out);
       });
-      std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, LB);
-      for (int i = 0; i < LB && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
+      std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, kSepLaneBytes);
+      for (int i = 0; i < kSepLaneBytes && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }
   }
 }
 
-// One warp of convolve_sep_async<K, C, F, NS>, its steps in the kernel's order; a copy lands when
+// One warp of convolve_sep_async<K, C, F>, its steps in the kernel's order; a copy lands when
 // issued (the kernel's wait and __syncwarp make it so before the read).
-template <int K, int C, int NS>
+template <int K, int C>
 void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8& im, size_t* bad) {
-  using S = SepShape<K, C, 4>;
+  constexpr int NS = kSepAsyncSlots;
+  using S = SepShape<K, C>;
   const SepWarp sw = sep_warp(g, p, wid);
   const int first = sw.ys - S::R, n = sw.ye - sw.ys + 2 * S::R;
   const int NSL = NS + sep_async_history(p.finish, K);  // the history slots of the centre finishes
@@ -165,7 +140,7 @@ void run_warp_async(const Geometry& g, const SepParams& p, long long wid, Image8
         for (int i = 0; i < 8; ++i) ordered[ky][i] = ring[lane][(t + 1 + ky) % K][i];
       if (size_t(x0) + 16 > g.pitch && (*bad)++ < 5) std::printf("  store past the pitch at %d\n", x0);
       if (NSL > NS) sep_async_centre(&slots[size_t(tc % NSL) * kSepAsyncSlotBytes], lane, px);
-      sep_with_finish(p.finish, [&](auto f) { sep_vertical_finish<K, 4, decltype(f)::value>(ordered, p, px, out); });
+      sep_with_finish(p.finish, [&](auto f) { sep_vertical_finish<K, decltype(f)::value>(ordered, p, px, out); });
       std::memcpy(&im.out[size_t(y) * g.pitch + x0], out, 16);
       for (int i = 0; i < 16 && x0 + i < g.row_bytes; ++i) ++im.writes[size_t(y) * g.row_bytes + x0 + i];
     }
@@ -176,11 +151,9 @@ struct Case {
   int width, height, channels;
   Kernel kernel;
   Border border;
-  int pf, strip_rows;         // strip_rows 0: sep_grid's one wave of `resident` warps
+  bool async;          // the cp.async kernel, else the register kernel
+  int strip_rows;      // 0: sep_grid's one wave of `resident` warps
   long long resident;
-  int lane_bytes = 16, ahead = 0;  // PARVIS_FILTER_SEP_LANE, _L2PF
-  int level = 2;                   // 3: _BULKPF
-  int stages = 0;                  // > 0: the cp.async kernel with this many slots a warp
 };
 
 // Returns the number of problems (0: every byte right and written once).
@@ -209,26 +182,11 @@ size_t run_case(const Case& c, uint32_t seed) {
     std::printf("  the kernel was refused: %s\n", why.c_str());
     return 1;
   }
-  sep_grid(g, c.resident, c.strip_rows, &p, c.lane_bytes);
-  p.ahead = c.ahead;
-  p.ahead_level = c.level;
+  sep_grid(g, c.resident, c.strip_rows, &p);
   size_t bad = 0;
   for (long long wid = 0; wid < p.warps; ++wid)
-    if (c.stages > 0) switch (c.stages) {
-        case 3: run_warp_async<K, C, 3>(g, p, wid, im, &bad); break;
-        case 4: run_warp_async<K, C, 4>(g, p, wid, im, &bad); break;
-        default: run_warp_async<K, C, 6>(g, p, wid, im, &bad); break;
-      }
-    else if (c.lane_bytes == 8) switch (c.pf) {
-        case 1: run_warp<K, C, 1, 2>(g, p, wid, im, &bad); break;
-        case 2: run_warp<K, C, 2, 2>(g, p, wid, im, &bad); break;
-        default: run_warp<K, C, 4, 2>(g, p, wid, im, &bad); break;
-      }
-    else switch (c.pf) {
-        case 1: run_warp<K, C, 1, 4>(g, p, wid, im, &bad); break;
-        case 2: run_warp<K, C, 2, 4>(g, p, wid, im, &bad); break;
-        default: run_warp<K, C, 4, 4>(g, p, wid, im, &bad); break;
-      }
+    if (c.async) run_warp_async<K, C>(g, p, wid, im, &bad);
+    else run_warp<K, C>(g, p, wid, im, &bad);
   const int R = K / 2;
   for (int y = 0; y < c.height; ++y)
     for (int x = 0; x < g.row_bytes; ++x) {
@@ -247,9 +205,9 @@ size_t run_case(const Case& c, uint32_t seed) {
       if ((want != got || n != 1) && bad++ < 5)
         std::printf("  (%d, %d): got %d, want %d, written %d times\n", x, y, got, want, n);
     }
-  std::printf("%s %dx%dx%d k%d %s pf %d lane %d ahead %d (level %d) slots %d rows %d warps %lld %s: %s\n", c.kernel.name.c_str(),
-              c.width, c.height, C, K, border_name(c.border), c.pf, c.lane_bytes, c.ahead, c.level, c.stages, p.strip_rows, p.warps,
-              sep_finish_name(p.finish), bad ? "FAILED" : "ok");
+  std::printf("%s %dx%dx%d k%d %s %s rows %d warps %lld %s: %s\n", c.kernel.name.c_str(), c.width, c.height, C, K,
+              border_name(c.border), c.async ? "async" : "registers", p.strip_rows, p.warps, sep_finish_name(p.finish),
+              bad ? "FAILED" : "ok");
   return bad;
 }
 
@@ -317,47 +275,35 @@ int main() {
     for (Border b : borders)
       for (const auto& s : sizes)
         for (int ch : {1, 3}) {
-          run(Case{s[0], s[1], ch, k, b, 1 + int(next(&seed) >> 31) * 3, 0, 7});
-          // The experiments: 8 bytes a lane (PF 2 or 4, as compiled), the prefetch rows ahead.
-          run(Case{s[0], s[1], ch, k, b, 2 + int(next(&seed) >> 31) * 2, 0, 7, 8, int(next(&seed) >> 30),
-                   2 + int(next(&seed) >> 31)});
-          Case a{s[0], s[1], ch, k, b, 1, 0, 7};  // the cp.async kernel, 3, 4 or 6 slots
-          a.stages = 3 + int(next(&seed) % 3);
-          a.stages += a.stages == 5;
-          run(a);
+          run(Case{s[0], s[1], ch, k, b, false, 0, 7});
+          run(Case{s[0], s[1], ch, k, b, false, 1 + int(next(&seed) % 13), 0});  // filter.sep_rows
+          run(Case{s[0], s[1], ch, k, b, true, 0, 7});
         }
   // Strip boundaries: strips of 7, 8 and 13 rows (not multiples of K) on a larger odd image.
-  for (int rows : {7, 8, 13}) run(Case{1027, 769, 3, kernels[1], Border::Zero, 2, rows, 0});
-  run(Case{1027, 769, 3, kernels[3], Border::Zero, 1, 0, 3168});
-  run(Case{1027, 769, 1, kernels[0], Border::Zero, 4, 0, 3168});
-  // The issue's 8K RGB workload on an H100's grid (132 SMs x 16 warps at K = 5, 24 at K = 3).
-  run(Case{7680, 4320, 3, kernels[1], Border::Zero, 4, 0, 2112});
-  run(Case{7680, 4320, 3, kernels[1], Border::Zero, 2, 0, 4224, 8, 4});  // LANE=8, L2PF=4, 32 warps/SM
-  run(Case{3840, 2160, 3, kernels[7], Border::Zero, 2, 0, 3168, 16, 8});  // unsharp 5x5, L2PF=8, MINB=1's grid (24 warps/SM)
-  run(Case{1027, 769, 3, kernels[8], Border::Zero, 2, 13, 0, 8, 2});      // edge 3x3, LANE=8
-  run(Case{3840, 2160, 3, kernels[1], Border::Zero, 2, 0, 2112, 16, 6, 3});  // BULKPF=6
-  run(Case{1029, 77, 1, kernels[3], Border::Zero, 4, 0, 0, 8, 5, 3});       // BULKPF=5, LANE=8, grey
-  run(Case{7680, 4320, 3, kernels[0], Border::Zero, 4, 0, 3168});
-  run(Case{3840, 2160, 3, kernels[3], Border::Zero, 4, 0, 2112});
-  run(Case{7680, 4320, 3, kernels[7], Border::Zero, 4, 0, 2112});  // unsharp 5x5: the centre tap
-  run(Case{1027, 769, 3, kernels[8], Border::Zero, 2, 13, 0});      // edge 3x3
+  for (int rows : {7, 8, 13}) run(Case{1027, 769, 3, kernels[1], Border::Zero, false, rows, 0});
+  run(Case{1027, 769, 3, kernels[3], Border::Zero, false, 0, 3168});
+  run(Case{1027, 769, 1, kernels[0], Border::Zero, false, 0, 3168});
+  // The issue's 8K and 4K RGB workloads on an H100's grids (132 SMs x 16, 24 or 32 warps).
+  run(Case{7680, 4320, 3, kernels[1], Border::Zero, false, 0, 2112});
+  run(Case{7680, 4320, 3, kernels[1], Border::Zero, false, 0, 4224});
+  run(Case{3840, 2160, 3, kernels[7], Border::Zero, false, 0, 3168});  // unsharp 5x5: the centre tap
+  run(Case{1027, 769, 3, kernels[8], Border::Zero, false, 13, 0});     // edge 3x3
+  run(Case{3840, 2160, 3, kernels[1], Border::Zero, false, 0, 2112});
+  run(Case{1029, 77, 1, kernels[3], Border::Zero, false, 0, 0});       // grey, one strip a column
+  run(Case{7680, 4320, 3, kernels[0], Border::Zero, false, 0, 3168});
+  run(Case{3840, 2160, 3, kernels[3], Border::Zero, false, 0, 2112});
+  run(Case{7680, 4320, 3, kernels[7], Border::Zero, false, 0, 2112});
+  run(Case{1027, 769, 3, kernels[8], Border::Zero, false, 13, 0});
   // The cp.async kernel on the strips and grids above: odd strips, the 8K and 4K one-wave grids
   // (132 SMs x 24 warps at K = 5, 32 at K = 3), grey, the per-byte finish.
-  for (int rows : {7, 13}) {
-    Case a{1027, 769, 3, kernels[1], Border::Zero, 1, rows, 0};
-    a.stages = rows == 7 ? 3 : 6;
-    run(a);
-  }
-  for (const Case& base : {Case{7680, 4320, 3, kernels[1], Border::Zero, 1, 0, 3168},
-                           Case{7680, 4320, 3, kernels[0], Border::Zero, 1, 0, 4224},
-                           Case{3840, 2160, 3, kernels[1], Border::Zero, 1, 0, 3168},
-                           Case{3840, 2160, 3, kernels[7], Border::Zero, 1, 0, 3168},
-                           Case{1029, 77, 1, kernels[3], Border::Zero, 1, 0, 0},
-                           Case{1027, 769, 3, kernels[8], Border::Zero, 1, 13, 0}}) {
-    Case a = base;
-    a.stages = 4;
-    run(a);
-  }
+  for (int rows : {7, 13}) run(Case{1027, 769, 3, kernels[1], Border::Zero, true, rows, 0});
+  for (const Case& c : {Case{7680, 4320, 3, kernels[1], Border::Zero, true, 0, 3168},
+                        Case{7680, 4320, 3, kernels[0], Border::Zero, true, 0, 4224},
+                        Case{3840, 2160, 3, kernels[1], Border::Zero, true, 0, 3168},
+                        Case{3840, 2160, 3, kernels[7], Border::Zero, true, 0, 3168},
+                        Case{1029, 77, 1, kernels[3], Border::Zero, true, 0, 0},
+                        Case{1027, 769, 3, kernels[8], Border::Zero, true, 13, 0}})
+    run(c);
   std::printf("%zu cases, %zu problems\n", cases, bad);
   return bad ? 1 : 0;
 }

@@ -125,12 +125,14 @@ VERSION_PARTS := $(foreach d,$(addprefix src/,$(OPS)) $(addprefix cuda/,$(OPS)),
                    $(foreach f,$(VERSION_FILE_NAMES),$(call parts_of,$(d)/$(f))))
 
 not_version = $(filter-out $(addprefix %/,$(VERSION_FILE_NAMES)) $(VERSION_PARTS),$(1))
-CORE_SRC := $(filter-out src/common/version.cpp src/common/device_cpu.cpp src/common/selftest.cpp src/common/cli_main.cpp,\
-              $(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
-CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) src/common/device_cpu.cpp
+# The layers, bottom up: src/common (what every layer needs), bmp (images), the operations,
+# src/cli (the parser, subcommands, selftest registry). src/cpu and cuda/*.cu: per kind of version.
+CORE_SRC := $(filter-out src/common/version.cpp,$(wildcard src/common/*.cpp)) $(wildcard bmp/*.cpp)
+CLI_SRC := $(wildcard src/cli/*.cpp)
+CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) $(wildcard src/cpu/*.cpp)
 OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS))))))
 CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu cuda/upload/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
-APP_SRC := src/main.cpp src/common/selftest.cpp $(CORE_SRC) $(OP_SHARED_SRC)
+APP_SRC := src/main.cpp $(CLI_SRC) $(CORE_SRC) $(OP_SHARED_SRC)
 
 obj = $(patsubst %,$(B)/%.o,$(1))
 version_obj = $(B)/version/$(1).o
@@ -139,7 +141,7 @@ version_objs = $(call obj,$(APP_SRC) $(call version_files,$(1)) \
                $(call version_obj,$(1))
 
 # ---------------------------------------------------------------------------- rules
-.PHONY: all list clean tools fuzz FORCE
+.PHONY: all list clean tools fuzz experiments FORCE
 all: $(addprefix $(BIN)/,$(VERSIONS)) tools
 
 list:
@@ -186,7 +188,7 @@ $(addprefix $(BIN)/,$(filter-out $(VERSIONS),$(VERSIONS_CPU) $(VERSIONS_CUDA))):
 	@echo "parvis: cannot build $(@F) here: $(if $(filter $(VERSIONS_CUDA),$(@F)),$(if $(SANITIZE),CUDA versions are not built with SANITIZE=1,nvcc was not found (install the CUDA toolkit or set NVCC=)),OpenMP was not found)" >&2; exit 1
 
 # Tools: the sample-image generator and the test helpers (not versions).
-TOOL_CORE := $(call obj,$(CORE_SRC)) $(call version_obj,tools)
+TOOL_CORE := $(call obj,$(CORE_SRC) src/cli/cli.cpp) $(call version_obj,tools)
 TOOL_SRC := images/gen.cpp tests/image_test.cpp tests/compare.cpp
 TOOLS := $(addprefix $(BIN)/parvis-,$(patsubst gen,gen,$(subst image_test,imgtest,$(basename $(notdir $(wildcard $(TOOL_SRC)))))))
 tools: $(TOOLS)
@@ -208,6 +210,20 @@ $(BIN)/fuzz-image: tests/fuzz/fuzz_image.cpp $(CORE_SRC) src/common/version.cpp
 	@mkdir -p $(BIN)
 	$(FUZZ_CXX) -std=c++17 -O1 -g -Isrc -Ibmp $(DEFS) -DPARVIS_VERSION_NAME='"fuzz"' \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $^
+
+# The experiments of bench/experiments/ (one question each, docs/decisions/): built on their own,
+# into $(B)/experiments/, never into bin/ and never by `all`.
+EXP := $(B)/experiments
+EXP_CU := fft_strips fft_callbacks integral_transpose host_copy_rate first_copy pull_rate pull_reads launch_cost
+experiments: $(EXP)/write_floor $(if $(HAVE_NVCC),$(addprefix $(EXP)/,$(EXP_CU)))
+$(EXP)/write_floor: bench/experiments/write_floor.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -mavx2 -pthread $< -o $@
+$(EXP)/first_copy $(EXP)/pull_rate: EXP_EXTRA = cuda/upload/kernels.cu
+$(EXP)/fft_strips $(EXP)/fft_callbacks: EXP_LIBS = -lcufft
+$(EXP)/%: bench/experiments/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -std=c++17 $(CUDA_GENCODE) -Isrc -Icuda $< $(EXP_EXTRA) $(EXP_LIBS) -o $@
 
 clean:
 	rm -rf $(BUILD) $(BIN)

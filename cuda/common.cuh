@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "common/timing.hpp"
 #include "common/status.hpp"
 
 namespace parvis::cuda {

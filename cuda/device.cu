@@ -1,7 +1,7 @@
 // CUDA versions compute on the current device; without one they fail with exit 3.
 #include "common.cuh"
 #include "common/gray.hpp"
-#include "common/subcommands.hpp"
+#include "common/device.hpp"
 
 namespace parvis {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/image.hpp"
 #include "common/splitmix.hpp"
 #include "video/yuv.hpp"

@@ -7,10 +7,11 @@
 #include <string>
 
 #include "common/cleanup.hpp"
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/config.hpp"
-#include "common/selftest.hpp"
-#include "common/subcommands.hpp"
+#include "cli/selftest.hpp"
+#include "cli/subcommands.hpp"
+#include "common/device.hpp"
 
 using namespace parvis;
 

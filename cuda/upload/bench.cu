@@ -41,9 +41,9 @@
 #include <vector>
 
 #include "common.cuh"
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/image.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "upload/upload.hpp"
 
 namespace parvis {

@@ -22,9 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "blur/blur.hpp"
 #include "common/config.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 
 namespace parvis {
 

@@ -4,9 +4,10 @@
 // output is put back together from its layers.
 #include <cstdio>
 
+#include "cli/cli.hpp"
 #include "blur/blur.hpp"
 #include "common/output.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "image_io.hpp"
 
 namespace parvis {

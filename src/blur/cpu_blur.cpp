@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "blur/cpu_blur.hpp"
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 
 namespace parvis::blur::cpu {
 

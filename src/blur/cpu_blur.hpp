@@ -1,7 +1,7 @@
 // What the simd and omp versions of the blur map share (blur-v* and CUDA versions do not link
 // it): the layers copied into zero-margined rows, the tap sets as 16-bit rows padded for
 // vector loads, and the row kernel (cpu_kernels.inc, written once over the ISA ops of
-// common/simd.hpp and compiled for SSE2 and AVX2; a scalar twin off x86). simd.cpp runs the
+// cpu/simd.hpp and compiled for SSE2 and AVX2; a scalar twin off x86). simd.cpp runs the
 // output rows in order, omp.cpp over OpenMP threads: that is all that differs.
 #pragma once
 #include <functional>

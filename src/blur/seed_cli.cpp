@@ -12,8 +12,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cli/cli.hpp"
 #include "blur/blur.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "image_io.hpp"
 
 namespace parvis {

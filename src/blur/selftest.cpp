@@ -5,8 +5,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "cli/cli.hpp"
 #include "blur/blur.hpp"
-#include "common/selftest.hpp"
+#include "cli/selftest.hpp"
 
 namespace parvis {
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parse.hpp"
 #include "color/color.hpp"
 
 namespace parvis::color {

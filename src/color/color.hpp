@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/cli.hpp"
+#include "common/timing.hpp"
 #include "common/image.hpp"
 #include "common/status.hpp"
 

@@ -1,11 +1,11 @@
 // The colour filter's vector kernel (simd_kernels.inc), compiled here once for SSE2 and once for
-// AVX2 (common/simd.hpp explains the two regions), and the row loop around it.
+// AVX2 (cpu/simd.hpp explains the two regions), and the row loop around it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "color/cpu_kernels.hpp"
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 
 namespace parvis::color::kernels {
 

@@ -4,8 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/cli.hpp"
 #include "color/color.hpp"
-#include "common/selftest.hpp"
+#include "cli/selftest.hpp"
 
 namespace parvis {
 

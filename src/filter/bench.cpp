@@ -28,9 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/config.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "filter/filter.hpp"
 #include "image_io.hpp"
 

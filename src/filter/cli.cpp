@@ -2,8 +2,9 @@
 //                [--explain]
 #include <cstdio>
 
+#include "cli/cli.hpp"
 #include "common/output.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "filter/filter.hpp"
 #include "image_io.hpp"
 

@@ -35,7 +35,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 #include "filter/filter.hpp"
 #include "filter/kernel_math.hpp"
 

@@ -2,7 +2,8 @@
 // small hand-checked convolutions run through the linked version's filter::apply.
 #include <string>
 
-#include "common/selftest.hpp"
+#include "cli/cli.hpp"
+#include "cli/selftest.hpp"
 #include "filter/filter.hpp"
 
 namespace parvis {

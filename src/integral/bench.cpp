@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/config.hpp"
-#include "common/simd.hpp"
-#include "common/subcommands.hpp"
+#include "cpu/simd.hpp"
+#include "cli/subcommands.hpp"
 #include "integral/integral.hpp"
 
 namespace parvis {

@@ -7,9 +7,10 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/cli.hpp"
 #include "common/npy.hpp"
 #include "common/output.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "image_io.hpp"
 #include "integral/integral.hpp"
 

@@ -1,11 +1,11 @@
 // The integral's CPU kernels for the simd and omp versions: simd_kernels.inc compiled for SSE2
-// and for AVX2 (chosen at run time, common/simd.hpp), a scalar path elsewhere. IOps adds to
+// and for AVX2 (chosen at run time, cpu/simd.hpp), a scalar path elsewhere. IOps adds to
 // simd.hpp's Ops what a scan needs: u16 -> u32 and u32 -> u64 / f64 widening in lane order, the
 // in-register prefix sum of u32 lanes, broadcasts of the last lane, and f64 vectors.
 #include <cstdint>
 #include <type_traits>
 
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 #include "integral/cpu_kernels.hpp"
 
 namespace parvis::integral::cpu {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "common/timing.hpp"
 #include "common/image.hpp"
 #include "common/status.hpp"
 

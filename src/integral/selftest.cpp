@@ -2,7 +2,8 @@
 // against the defining recurrence and the pixel sum, for every output type.
 #include <string>
 
-#include "common/selftest.hpp"
+#include "cli/cli.hpp"
+#include "cli/selftest.hpp"
 #include "integral/integral.hpp"
 
 namespace parvis {

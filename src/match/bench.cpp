@@ -28,10 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/config.hpp"
 #include "common/splitmix.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "image_io.hpp"
 #include "color/color.hpp"
 #include "match/match_common.hpp"

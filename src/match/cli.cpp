@@ -16,10 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "color/color.hpp"
 #include "common/npy.hpp"
 #include "common/output.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "image_io.hpp"
 #include "match/cli_match.hpp"
 #include "match/mask.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "color/color.hpp"
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/image.hpp"
 #include "match/match_common.hpp"
 

@@ -1,11 +1,11 @@
 // The direct method's vector kernels (simd_kernels.inc), compiled here once for SSE2 and once
-// for AVX2 (common/simd.hpp explains the two regions); simd_kernels.hpp picks one at run time.
+// for AVX2 (cpu/simd.hpp explains the two regions); simd_kernels.hpp picks one at run time.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 #include "match/simd_kernels.hpp"
 
 #if PARVIS_SIMD_X86

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/selftest.hpp"
+#include "cli/cli.hpp"
+#include "cli/selftest.hpp"
 #include "match/fft_tuning.hpp"
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"

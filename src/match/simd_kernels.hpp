@@ -20,7 +20,7 @@
 //     lane busy), 32 positions in registers per block, 32 → 64-bit flush as above.
 //
 // Each comes as scalar (here: the reference the vector loops must equal, and the path off x86)
-// and as ONE vector definition in simd_kernels.inc over the ISA ops of common/simd.hpp,
+// and as ONE vector definition in simd_kernels.inc over the ISA ops of cpu/simd.hpp,
 // compiled by cpu_kernels.cpp for SSE2 (always there on x86-64) and AVX2 (chosen at run time
 // with __builtin_cpu_supports; target("avx2"), so the Makefile needs no special flags).
 #pragma once
@@ -32,7 +32,7 @@
 
 #include "common/image.hpp"
 
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 
 namespace parvis::match::kernels {
 

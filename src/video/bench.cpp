@@ -28,11 +28,11 @@
 #include <unistd.h>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/config.hpp"
 #include "common/output.hpp"
 #include "common/splitmix.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "video/reader.hpp"
 #include "video/run.hpp"
 

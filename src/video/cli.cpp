@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "color/color.hpp"
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/config.hpp"
 #include "common/output.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
 #include "image_io.hpp"
 #include "match/match_common.hpp"
 #include "video/run.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "common/simd.hpp"
+#include "cpu/simd.hpp"
 #include "video/video.hpp"
 
 namespace parvis::video {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "common/timing.hpp"
 #include "match/match_common.hpp"
 #include "video/video.hpp"
 

@@ -4,7 +4,7 @@
 #include <exception>
 #include <string>
 
-#include "common/cli.hpp"
+#include "common/timing.hpp"
 
 namespace parvis::video {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/output.hpp"
 #include "image_io.hpp"
 #include "video/reader.hpp"

@@ -9,7 +9,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "common/parse.hpp"
+#include "common/timing.hpp"
 #include "common/image.hpp"
 #include "video/process.hpp"
 

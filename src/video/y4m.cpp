@@ -5,7 +5,8 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "common/cli.hpp"
+#include "common/parse.hpp"
+#include "common/timing.hpp"
 #include "common/image.hpp"
 
 namespace parvis::video {

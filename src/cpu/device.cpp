@@ -1,9 +1,10 @@
 // CPU versions compute on the host.
 #include <thread>
 
-#include "common/cli.hpp"
+#include "cli/cli.hpp"
 #include "common/gray.hpp"
-#include "common/subcommands.hpp"
+#include "cli/subcommands.hpp"
+#include "common/device.hpp"
 
 namespace parvis {
 

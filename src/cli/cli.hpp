@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "common/parse.hpp"
 #include "common/status.hpp"
+#include "common/timing.hpp"
 
 namespace parvis {
 
@@ -50,39 +52,9 @@ class ArgParser {
   bool help_ = false;
 };
 
-// Parses "WxH" (e.g. "1920x1080") into positive ints.
-Status parse_size(const std::string& s, int* w, int* h);
-// Parses a decimal integer within [lo, hi].
-Status parse_int(const std::string& s, int64_t lo, int64_t hi, int64_t* out);
-
 // Prints "parvis <version>: <message>" on stderr and returns the status's exit code.
 int report_failure(const Status& s);
 
-// Monotonic milliseconds.
-double now_ms();
-
-// Where the time of one operation went. CPU versions fill compute only; CUDA versions
-// fill all three (CUDA events). Negative = not applicable.
-struct Timings {
-  double upload_ms = -1;
-  double compute_ms = 0;
-  double download_ms = -1;
-  // The upload's bytes and how they went (cuda/upload/upload.hpp), when a version says: the
-  // timing line adds GB/s.
-  double upload_bytes = 0;
-  std::string upload_how;
-  // The source's grey made on the host for this run (ms), when the caller made it; -1: not here
-  // (a grey source, a grey made earlier in the batch, or made on the device: see upload_how).
-  double gray_host_ms = -1;
-  // Per-stage GPU times, filled only when asked (match::Params::stage_times): `group` is a row
-  // of seed 000's stage table ("integral of the source", "cross-correlation", ...), `name` the
-  // kernel or call inside it.
-  struct Stage {
-    std::string group, name;
-    double ms = 0;
-  };
-  std::vector<Stage> stages;
-};
 // Prints "time: total T ms [upload U, compute C, download D]" on stderr.
 void print_timings(const char* what, double total_ms, const Timings& t);
 

@@ -1,10 +1,11 @@
-#include "common/selftest.hpp"
+#include "cli/cli.hpp"
+#include "cli/selftest.hpp"
 
 #include <cstdio>
 #include <vector>
 
 #include "common/gray.hpp"
-#include "common/subcommands.hpp"
+#include "common/device.hpp"
 
 namespace parvis {
 

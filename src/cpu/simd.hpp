@@ -15,7 +15,7 @@
 //
 //   // src/<op>/cpu_kernels.cpp
 //   #include <vector>                      // every standard header first
-//   #include "common/simd.hpp"
+//   #include "cpu/simd.hpp"
 //   namespace parvis::op::sse2 {
 //   using Ops = simd::sse2::Ops;
 //   #include "op/simd_kernels.inc"

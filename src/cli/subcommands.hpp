@@ -1,10 +1,6 @@
 // The subcommands of ./main. Each lives beside its operation (src/<op>/cli.cpp) and is
 // shared by every version; it reaches the version only through the operation's entry points.
 #pragma once
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include "common/status.hpp"
 
 namespace parvis {
@@ -26,14 +22,5 @@ int bench_video(int argc, char** argv);  // ./main bench video ...
 int bench_integral(int argc, char** argv);  // ./main bench integral ...
 // ./main bench upload: the host link (CUDA versions: cuda/upload/bench.cu; CPU versions say so).
 int bench_upload(int argc, char** argv);
-
-// What this executable computes on: "cpu" or the CUDA device's name. A CUDA version
-// with no usable device returns a runtime error (exit 3). Defined per kind of version.
-Status device_describe(std::string* name);
-
-// Every 24-bit colour through gray_of (common/gray.hpp) where this version computes: on the
-// host for CPU versions, in a kernel on the GPU for CUDA versions. out[i] is the grey of
-// R = i >> 16, G = (i >> 8) & 255, B = i & 255. For the selftest's all-colours check.
-Status gray_all_colours(std::vector<uint8_t>* out);
 
 }  // namespace parvis

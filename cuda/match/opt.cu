@@ -166,6 +166,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   // Who makes an RGB source's grey (config::check has refused any value but host and device).
   if (const char* g = config::get(config::Var::Gray); g && *g) m->gray_device = std::strcmp(g, "device") == 0;
   PARVIS_TRY(m->copier.init(cuda::upload_tuning()));
+  m->upload_tuning_note = "; upload: " + m->copier.tuning().describe();
   *out = std::move(m);
   return Status::Ok();
 }
@@ -421,7 +422,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   else
     out->explain.assign(method_name(method)).append(", as asked");
   out->explain.append(m->tuning_note);
-  if (host) out->explain.append("; upload: ").append(m->copier.tuning().describe());
+  if (host) out->explain.append(m->upload_tuning_note);
   // The normed metrics on the device (opt_normed.cu); match.ncc_host=1: on the host, as before.
   if (is_normed(m->asked.metric) && !m->tuning.ncc_host && normed_device_fits(*m))
     return run_normed(*m, gray_source, out);

@@ -115,6 +115,7 @@ struct GraphBinding {
 struct Matcher {
   opt::MatchTuning tuning;  // filled once in matcher_create; the values that run
   std::string tuning_note;  // "; " + tuning.describe(), appended to every run's explain
+  std::string upload_tuning_note;  // "; upload: " + the copier's tuning, made once (no allocation a frame)
   Image tpl;
   Params params;  // what runs: for the normed metrics, exact SSD with its map
   Params asked;   // what was asked for

@@ -43,8 +43,8 @@ static std::string wisdom_path() {
   return "";
 }
 
-// FFTW_ESTIMATE unless asked otherwise: planning in milliseconds. FFTW_MEASURE ran the
-// transforms ~30% faster but took 1-2.5 s to plan, which a one-shot run never recovers.
+// FFTW_ESTIMATE unless asked otherwise: planning in milliseconds. FFTW_MEASURE's faster
+// transforms cost seconds of planning, which a one-shot run never recovers (docs/decisions/001).
 // PARVIS_FFTW_PLANNING=measure (or patient) plans with FFTW_MEASURE (PATIENT) on a miss:
 // seconds per new size once, then faster transforms for every later call that reads the cache
 // (ESTIMATE planning uses wisdom from a more rigorous planner).
@@ -56,8 +56,8 @@ static unsigned planning_flags() {
 }
 
 // FFTW's buffered solvers take small scratch buffers from malloc inside every fftw_execute
-// (~90 a frame on the 160x88 test clip): the only allocations of a warm video frame. They are
-// faster (3-7 % at 1920x1080 on the 2-core VM, within noise at 1326x1025), so they stay;
+// (dozens a frame): the only allocations of a warm video frame. They are faster at 1080p and
+// no slower elsewhere (docs/decisions/001), so they stay;
 // match.fftw_buffering=0 rules them out, so that the video contract can check that nothing else
 // allocates per frame (tests/video_contract.sh).
 static unsigned buffering_flag(const Tuning& tuning) { return tuning.fftw_buffering ? 0u : FFTW_NO_BUFFERING; }

@@ -299,7 +299,7 @@ seq_hash() {  # version case quiet rc: seq's hash is made by the job, in paralle
 # every case of a process whose own status was not 0 (a sanitizer's report: whose, it does not
 # say); that result is reported, with a note (DIR/note) where the batch's differed.
 run_group() {  # item version quiet
-  local i=$1 v=$2 quiet=$3 runner="" list=$WORK/batch/$2/$1 j c dir w words left=() solo=() rc n=0 crc _
+  local i=$1 v=$2 quiet=$3 runner="" list=$WORK/batch/$2/$1 j k c dir w words left=() solo=() rc n=0 crc _
   local -A line=()
   is_cuda "$v" && runner=${CUDA_RUNNER:-}
   mkdir -p "$WORK/batch/$v"
@@ -317,23 +317,28 @@ run_group() {  # item version quiet
     for c in "${left[@]}"; do printf '%s\n' "${line[$c]}"; done >"$list.$n.list"
     eval "$runner \"\$BIN/\$v\" run-cases \"\$list.\$n.list\" --timeout ${CASE_TIMEOUT:-900}" >"$list.$n.log" 2>&1 </dev/null
     rc=$?
-    for j in "${!left[@]}"; do
-      c=${left[j]} dir=$WORK/$v/${c_name[c]}
-      if [ $rc != 0 ] && [ ! -f "$dir/rc" ]; then
-        if [ $rc = 142 ]; then  # SIGALRM: run-cases --timeout
-          echo "124 $((${CASE_TIMEOUT:-900} * 1000))" >"$dir/rc"
-          echo "stopped after CASE_TIMEOUT=${CASE_TIMEOUT:-900} s in a batch ($list.$n.list)" >"$dir/note"
-        else
-          echo "the batch process ended (status $rc) during this case ($list.$n.list); it ran again alone" >"$dir/note"
-          run_alone "$v" "$c" "$quiet"
-        fi
-        left=("${left[@]:j+1}"); continue 2
+    # The first case without its rc is the one the process ended in (a crash, a signal).
+    k=${#left[@]}
+    for j in "${!left[@]}"; do [ -f "$WORK/$v/${c_name[${left[j]}]}/rc" ] || { k=$j; break; }; done
+    for ((j = 0; j < k; j++)); do
+      c=${left[j]} dir=$WORK/$v/${c_name[${left[j]}]}
+      if [ $k = ${#left[@]} ] && [ $rc != 0 ]; then
+        solo+=("$c"); echo "its batch process exited $rc ($list.$n.list); it ran again alone" >"$dir/note"; continue
       fi
-      [ $rc = 0 ] || { solo+=("$c"); echo "its batch process exited $rc ($list.$n.list); it ran again alone" >"$dir/note"; continue; }
       read -r crc _ <"$dir/rc"
       if unexpected_rc "$c" "$dir" "$crc"; then solo+=("$c"); else seq_hash "$v" "$c" "$quiet" "$crc"; fi
     done
-    left=()
+    [ $k = ${#left[@]} ] && break
+    c=${left[k]} dir=$WORK/$v/${c_name[${left[k]}]}
+    if [ $rc = 142 ]; then  # SIGALRM: run-cases --timeout
+      echo "124 $((${CASE_TIMEOUT:-900} * 1000))" >"$dir/rc"
+      echo "stopped after CASE_TIMEOUT=${CASE_TIMEOUT:-900} s in a batch ($list.$n.list)" >"$dir/note"
+    else
+      echo "the batch process ended (status $rc) during this case ($list.$n.list); it ran again alone" >"$dir/note"
+      echo "$rc 0" >"$dir/rc"
+      rerun_alone "$v" "$c" "$quiet" silent
+    fi
+    left=("${left[@]:k+1}")
   done
   for c in "${solo[@]}"; do rerun_alone "$v" "$c" "$quiet"; done
 }
@@ -344,17 +349,18 @@ unexpected_rc() {  # case dir rc
   ! [[ "${err[*]}" =~ $NOT_BUILT_IN ]]
 }
 # The case again as its own process, the batch's results kept in DIR/batch/; a note (DIR/note)
-# where the two differ in exit status, stdout or first stderr line (unless told to be silent).
+# where the two differ in exit status or stdout (unless told to be silent).
 rerun_alone() {  # version case quiet [silent]
-  local dir=$WORK/$1/${c_name[$2]} a="" b="" ra rb _
-  rm -rf "$dir/batch" && mkdir "$dir/batch" && mv "$dir/stdout" "$dir/stderr" "$dir/rc" "$dir/out" "$dir/batch/" && mkdir "$dir/out"
+  local dir=$WORK/$1/${c_name[$2]} a="" ra rb _
+  rm -rf "$dir/batch" && mkdir "$dir/batch" && mv "$dir/stdout" "$dir/stderr" "$dir/rc" "$dir/out" "$dir/batch/"
+  mkdir "$dir/out"
   run_alone "$1" "$2" "$3"
   read -r ra _ <"$dir/batch/rc"; read -r rb _ <"$dir/rc"
-  IFS= read -r a <"$dir/batch/stderr"; IFS= read -r b <"$dir/stderr"
   [ -n "${4:-}" ] && return
-  if [ "$ra" != "$rb" ] || [ "$a" != "$b" ] || ! cmp -s "$dir/batch/stdout" "$dir/stdout"; then
-    echo "in a batch it gave exit $ra${a:+: $a} (its results: $dir/batch/); this is its run alone" >>"$dir/note"
-  fi
+  local how="exit $ra"; cmp -s "$dir/batch/stdout" "$dir/stdout" || how+=" and another stdout"
+  [ "$how" = "exit $rb" ] && return
+  IFS= read -r a <"$dir/batch/stderr"
+  echo "in a batch it gave $how${a:+ (stderr: $a)}; that run is kept in $dir/batch/" >>"$dir/note"
 }
 
 # ---------------------------------------------------------------------------- the reports
@@ -498,14 +504,16 @@ report() {  # item
     case|bcase)
       [ "${it_quiet[i]}" = 1 ] && return
       local c=${it_c[i]} dir=$WORK/$v/${c_name[${it_c[i]}]}
-      if [ "${it_kind[i]}" = case ] || [ -e "$dir/batch" ] || [ $reruns_left = 0 ]; then check_case "$v" "$c"
+      if [ "${it_kind[i]}" = case ] || [ -e "$dir/batch" ] || [ -e "$dir/note" ] || [ $reruns_left = 0 ]; then check_case "$v" "$c"
       else check_rerun "$v" "$c" "$dir"; fi
-      [ -f "$dir/note" ] && while IFS= read -r line; do printf '      note: %s\n' "$line"; done <"$dir/note" ;;
+      [ -f "$dir/note" ] || return
+      batch_notes=$((batch_notes + 1))
+      while IFS= read -r line; do printf '      note: %s\n' "$line"; done <"$dir/note" ;;
   esac
 }
 # A batched case whose outputs fail the check runs again alone (in the foreground: rare), and that
 # result is reported; after 10 such reruns the failures are reported as the batch left them.
-reruns_left=10
+reruns_left=10 batch_notes=0
 check_rerun() {  # version case dir
   local f0=$failed n0=${#new_ref[@]} out=$WORK/check.out first lines
   check_case "$1" "$2" >"$out"
@@ -578,5 +586,6 @@ if [ $update_ref = 1 ] && [ ${#new_ref[@]} -gt 0 ]; then
   echo "wrote $REF (${#new_ref[@]} cases updated, $(wc -l <"$REF") pinned)"
 fi
 
+[ $batch_notes = 0 ] || echo "note: $batch_notes batched case(s) with a note above (how their batch process ended, or that it gave them another result than their own process)"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]

@@ -218,8 +218,8 @@ for v in "${ordered[@]}"; do
   [ "$v" = seq ] || ref_needed=1
 done
 # ---------------------------------------------------------------------------- the GPU's share
-# CUDA cases run at most gpu_jobs at once, so that together they never ask for more than the
-# card has free. The budget of one case: its CUDA context with cuFFT loaded (~0.5 GiB) plus the
+# CUDA cases (or their batches: one case at a time each) run at most gpu_jobs at once, so that
+# together they never ask for more than the card has free. The budget of one case: its CUDA context with cuFFT loaded (~0.5 GiB) plus the
 # largest case's buffers (integral 4097x4112 to u64/f64: a 135 MB table and the 17 MB source;
 # the all-colours 4096x4096 RGB source, 48 MiB, with its grey; 3840x2161 matched by FFT: a few
 # complex 4096x2304 planes of 75 MB and cuFFT's work area) = 1024 MiB with a margin; twice that

@@ -17,6 +17,8 @@
 #   CUDA_RUNNER="compute-sanitizer --tool memcheck --log-file build/cs/%p.log --error-exitcode 86"
 # WORK=dir keeps a run's outputs apart (default build/test), for runs side by side.
 # CASE_TIMEOUT=seconds stops a case that runs longer (default 900; it then fails, exit 124).
+# The CUDA versions' cases run in batches: a few `./main run-cases` processes serve them all
+# (one CUDA context each, not one per case); BATCH=1 batches every version's, BATCH=0 none.
 set -u
 cd "$(dirname "$(readlink -f "$0")")" || exit 1
 
@@ -92,7 +94,7 @@ fi
 # Scratch: $TMP is $TMP_ROOT/<version>/<case file>, so that the setup of one file (or version)
 # never rewrites a file that a case of another still reads; $OUT is the case's own folder.
 TMP_ROOT=$WORK/tmp
-rm -rf "$TMP_ROOT" "$WORK/setup" && mkdir -p "$TMP_ROOT" "$WORK/setup"
+rm -rf "$TMP_ROOT" "$WORK/setup" "$WORK/batch" && mkdir -p "$TMP_ROOT" "$WORK/setup"
 # FFTW's wisdom cache (src/match/cpu_fftw.cpp) in this run's scratch, not the user's: the first
 # FFT case of each size writes it (atomically: temp file + rename, merged with what others
 # wrote), the later ones (and the other versions) plan from it, and their outputs must still
@@ -142,7 +144,8 @@ done
 # allows, a case only after its file's setup; they are reported in that order as they end.
 # Kinds: img (the image layer's tests), note (text known now), self (selftest), setup (a file's
 # `!` lines, one after another), bg (its `!&` lines: alongside the cases, which do not read what
-# they write), case.
+# they write), case (its own process), bcase (a case run by its group), group (a batch: one
+# `./main run-cases` process for some of a version's cases, once their files' setups ended).
 n_items=0
 it_kind=() it_v=() it_quiet=() it_k=() it_c=() it_gpu=() it_dep=() it_text=()
 add_item() {  # kind version quiet file case gpu dep [text]
@@ -160,8 +163,17 @@ ref_needed=0 want_seq=0 any_cuda=0
 for v in "${versions[@]}"; do [ "$v" = seq ] && want_seq=1; done
 ordered=(); [ $want_seq = 1 ] && ordered=(seq)
 for v in "${versions[@]}"; do [ "$v" = seq ] || [[ " ${ordered[*]} " == *" $v "* ]] || ordered+=("$v"); done
+# Batches (tests/README.md): by default the CUDA versions' cases, whose processes each pay for a
+# CUDA context (the driver makes them one at a time); BATCH=1: every version's; BATCH=0: none.
+# A case runs alone where a batch cannot run it as its own process would: arguments with shell
+# syntax beyond words (a redirection), a mem= bound on a CPU version (ulimit is per process).
+batched() { case "${BATCH:-}" in 0) return 1 ;; '') is_cuda "$1" ;; *) return 0 ;; esac; }
+batchable() {  # version case
+  [[ "${c_args[$2]}" == *[\<\>\|\;\&\`]* || "${c_args[$2]}" == *'$('* ]] && return 1
+  [ -z "${c_mem[$2]}" ] || is_cuda "$1"
+}
 add_version() {  # version quiet
-  local v=$1 quiet=$2 gpu=0 k c=0 s tmps=() dirs=()
+  local v=$1 quiet=$2 gpu=0 k c=0 s tmps=() dirs=() batch=() g m groups deps members
   is_cuda "$v" && gpu=1
   [ "$quiet" = 1 ] || add_item self "$v" 0 - - "$gpu" -1
   # One rm and one mkdir for all of the version's folders (a fork per case adds up).
@@ -175,8 +187,22 @@ add_version() {  # version quiet
     add_item setup "$v" "$quiet" "$k" - "$gpu" -1
     [ -n "${cf_bg[k]}" ] && add_item bg "$v" "$quiet" "$k" - "$gpu" -1
     while [ $c -lt ${#c_name[@]} ] && [ "${c_file[c]}" = "$k" ]; do
-      add_item case "$v" "$quiet" "$k" "$c" "$gpu" "$s"; c=$((c + 1))
+      if batched "$v" && batchable "$v" "$c"; then batch+=("$n_items"); add_item bcase "$v" "$quiet" "$k" "$c" "$gpu" "$s"
+      else add_item case "$v" "$quiet" "$k" "$c" "$gpu" "$s"; fi
+      c=$((c + 1))
     done
+  done
+  # The batched cases dealt round-robin (the long ones spread) into as many groups as may run at
+  # once; a group waits for the setups of its cases' files only.
+  groups=$jobs; [ $gpu = 1 ] && groups=$gpu_jobs
+  ((groups > ${#batch[@]})) && groups=${#batch[@]}
+  for ((g = 0; g < groups; g++)); do
+    members="" deps=" "
+    for ((m = g; m < ${#batch[@]}; m += groups)); do
+      members+=" ${batch[m]}"
+      [[ "$deps" == *" ${it_dep[batch[m]]} "* ]] || deps+="${it_dep[batch[m]]} "
+    done
+    add_item group "$v" "$quiet" - - "$gpu" "$deps" "$members"
   done
 }
 declare -A skip_text=()
@@ -191,15 +217,9 @@ for v in "${ordered[@]}"; do
   is_cuda "$v" && any_cuda=1
   [ "$v" = seq ] || ref_needed=1
 done
-[ $want_seq = 0 ] && [ $ref_needed = 1 ] && add_version seq 1
-for v in "${ordered[@]}"; do
-  if [ -n "${skip_text[$v]:-}" ]; then add_item note "$v" 0 - - 0 -1 "${skip_text[$v]}"
-  else add_version "$v" 0; fi
-done
-
 # ---------------------------------------------------------------------------- the GPU's share
-# CUDA cases run at most gpu_jobs at once, so that together they never ask for more than the
-# card has free. The budget of one case: its CUDA context with cuFFT loaded (~0.5 GiB) plus the
+# CUDA cases (or their batches: one case at a time each) run at most gpu_jobs at once, so that
+# together they never ask for more than the card has free. The budget of one case: its CUDA context with cuFFT loaded (~0.5 GiB) plus the
 # largest case's buffers (integral 4097x4112 to u64/f64: a 135 MB table and the 17 MB source;
 # the all-colours 4096x4096 RGB source, 48 MiB, with its grey; 3840x2161 matched by FFT: a few
 # complex 4096x2304 planes of 75 MB and cuFFT's work area) = 1024 MiB with a margin; twice that
@@ -214,6 +234,12 @@ if [ $any_cuda = 1 ]; then
   ((gpu_jobs > jobs)) && gpu_jobs=$jobs
   echo "gpu: ${gpu_free:-unknown} MiB free, $gpu_case_mib MiB per case: $gpu_jobs CUDA jobs at once"
 fi
+
+[ $want_seq = 0 ] && [ $ref_needed = 1 ] && add_version seq 1
+for v in "${ordered[@]}"; do
+  if [ -n "${skip_text[$v]:-}" ]; then add_item note "$v" 0 - - 0 -1 "${skip_text[$v]}"
+  else add_version "$v" 0; fi
+done
 
 # ---------------------------------------------------------------------------- the jobs
 # Each runs in a background subshell; what the report needs lands in files.
@@ -238,27 +264,103 @@ job() {  # item
         first=""; IFS= read -r first <"$err"
         printf '%s: %s\n' "$line" "$first" >>"$WORK/setup/$v/$i.fail"
       done <<<"${lines%$'\n'}" ;;
-    case)
-      local c=${it_c[i]} runner=""
-      local dir=$WORK/$v/${c_name[c]}
-      export OUT=$dir/out
-      local mem=${c_mem[c]}
-      is_cuda "$v" && { runner=${CUDA_RUNNER:-}; mem=""; }
-      # A memory bound (mem=MB): virtual memory (ulimit -v), or under the sanitizers, which
-      # reserve terabytes of it, their resident-memory limit; none on the CUDA versions, whose
-      # driver maps far more than it uses.
-      (if [ -z "$mem" ]; then :
-       elif [ -n "${SANITIZE:-}" ]; then export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$mem"
-       else ulimit -v $((mem * 1024)); fi
-       eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" ${c_args[c]}") >"$dir/stdout" 2>"$dir/stderr" </dev/null
-      local rc=$?
-      ms_since "$t0"
-      # seq's hash is made here, in parallel, rather than by the report.
-      if [ "$v" = seq ] && [ -z "$quiet" ] && [ $rc = 0 ] && [[ "${c_expect[c]}" != exit=* ]]; then
-        digest "$dir" "${c_expect[c]}" >"$dir/hash"
-      fi
-      echo "$rc $REPLY" >"$dir/rc" ;;
+    case) run_alone "$v" "${it_c[i]}" "$quiet" ;;
+    group) run_group "$i" "$v" "$quiet" ;;
   esac
+}
+# Case c of version v as its own process; its folder gets stdout, stderr, rc ("status ms"), and
+# for seq its hash.
+run_alone() {  # version case quiet
+  local v=$1 c=$2 quiet=$3 runner="" t0=$EPOCHREALTIME
+  local dir=$WORK/$v/${c_name[$2]} mem=${c_mem[$2]}
+  export OUT=$dir/out TMP=$TMP_ROOT/$v/${cf_stem[${c_file[c]}]}
+  is_cuda "$v" && { runner=${CUDA_RUNNER:-}; mem=""; }
+  # A memory bound (mem=MB): virtual memory (ulimit -v), or under the sanitizers, which
+  # reserve terabytes of it, their resident-memory limit; none on the CUDA versions, whose
+  # driver maps far more than it uses.
+  (if [ -z "$mem" ]; then :
+   elif [ -n "${SANITIZE:-}" ]; then export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$mem"
+   else ulimit -v $((mem * 1024)); fi
+   eval "timeout ${CASE_TIMEOUT:-900} $runner \"$BIN/$v\" ${c_args[c]}") >"$dir/stdout" 2>"$dir/stderr" </dev/null
+  local rc=$?
+  ms_since "$t0"
+  seq_hash "$v" "$c" "$quiet" "$rc"
+  echo "$rc $REPLY" >"$dir/rc"
+}
+seq_hash() {  # version case quiet rc: seq's hash is made by the job, in parallel, not by the report
+  if [ "$1" = seq ] && [ -z "$3" ] && [ "$4" = 0 ] && [[ "${c_expect[$2]}" != exit=* ]]; then
+    digest "$WORK/seq/${c_name[$2]}" "${c_expect[$2]}" >"$WORK/seq/${c_name[$2]}/hash"
+  fi
+}
+# A batch: its cases' command lines (expanded as for a case of their own) into a list served by
+# `./main run-cases` (under CUDA_RUNNER). Where the process ended during a case (a crash, a
+# signal), that case runs alone and a new process takes the rest; a case stopped by CASE_TIMEOUT
+# is exit 124. A case whose exit status is not the one expected runs again alone, and so does
+# every case of a process whose own status was not 0 (a sanitizer's report: whose, it does not
+# say); that result is reported, with a note (DIR/note) where the batch's differed.
+run_group() {  # item version quiet
+  local i=$1 v=$2 quiet=$3 runner="" list=$WORK/batch/$2/$1 j k c dir w words left=() solo=() rc n=0 crc _
+  local -A line=()
+  is_cuda "$v" && runner=${CUDA_RUNNER:-}
+  mkdir -p "$WORK/batch/$v"
+  for j in ${it_text[i]}; do
+    c=${it_c[j]} dir=$WORK/$v/${c_name[c]}
+    OUT=$dir/out TMP=$TMP_ROOT/$v/${cf_stem[${c_file[c]}]}
+    eval "words=(${c_args[c]})"
+    # A word with a TAB or a newline cannot be a field of the list: that case runs alone.
+    for w in "${words[@]}"; do [[ "$w" == *[$'\t\n']* ]] && { run_alone "$v" "$c" "$quiet"; continue 2; }; done
+    printf -v w '\t%s' "${words[@]}"
+    line[$c]=$dir$w left+=("$c")
+  done
+  while [ ${#left[@]} -gt 0 ]; do
+    n=$((n + 1))
+    for c in "${left[@]}"; do printf '%s\n' "${line[$c]}"; done >"$list.$n.list"
+    eval "$runner \"\$BIN/\$v\" run-cases \"\$list.\$n.list\" --timeout ${CASE_TIMEOUT:-900}" >"$list.$n.log" 2>&1 </dev/null
+    rc=$?
+    # The first case without its rc is the one the process ended in (a crash, a signal).
+    k=${#left[@]}
+    for j in "${!left[@]}"; do [ -f "$WORK/$v/${c_name[${left[j]}]}/rc" ] || { k=$j; break; }; done
+    for ((j = 0; j < k; j++)); do
+      c=${left[j]} dir=$WORK/$v/${c_name[${left[j]}]}
+      if [ $k = ${#left[@]} ] && [ $rc != 0 ]; then
+        solo+=("$c"); echo "its batch process exited $rc ($list.$n.list); it ran again alone" >"$dir/note"; continue
+      fi
+      read -r crc _ <"$dir/rc"
+      if unexpected_rc "$c" "$dir" "$crc"; then solo+=("$c"); else seq_hash "$v" "$c" "$quiet" "$crc"; fi
+    done
+    [ $k = ${#left[@]} ] && break
+    c=${left[k]} dir=$WORK/$v/${c_name[${left[k]}]}
+    if [ $rc = 142 ]; then  # SIGALRM: run-cases --timeout
+      echo "124 $((${CASE_TIMEOUT:-900} * 1000))" >"$dir/rc"
+      echo "stopped after CASE_TIMEOUT=${CASE_TIMEOUT:-900} s in a batch ($list.$n.list)" >"$dir/note"
+    else
+      echo "the batch process ended (status $rc) during this case ($list.$n.list); it ran again alone" >"$dir/note"
+      echo "$rc 0" >"$dir/rc"
+      rerun_alone "$v" "$c" "$quiet" silent
+    fi
+    left=("${left[@]:k+1}")
+  done
+  for c in "${solo[@]}"; do rerun_alone "$v" "$c" "$quiet"; done
+}
+# The exit status the case does not expect (a case skipped for a missing feature aside).
+unexpected_rc() {  # case dir rc
+  case "${c_expect[$1]}" in exit=*) [ "$3" = "${c_expect[$1]#exit=}" ] && return 1 ;; *) [ "$3" = 0 ] && return 1 ;; esac
+  local err; mapfile err <"$2/stderr"
+  ! [[ "${err[*]}" =~ $NOT_BUILT_IN ]]
+}
+# The case again as its own process, the batch's results kept in DIR/batch/; a note (DIR/note)
+# where the two differ in exit status or stdout (unless told to be silent).
+rerun_alone() {  # version case quiet [silent]
+  local dir=$WORK/$1/${c_name[$2]} a="" ra rb _
+  rm -rf "$dir/batch" && mkdir "$dir/batch" && mv "$dir/stdout" "$dir/stderr" "$dir/rc" "$dir/out" "$dir/batch/"
+  mkdir "$dir/out"
+  run_alone "$1" "$2" "$3"
+  read -r ra _ <"$dir/batch/rc"; read -r rb _ <"$dir/rc"
+  [ -n "${4:-}" ] && return
+  local how="exit $ra"; cmp -s "$dir/batch/stdout" "$dir/stdout" || how+=" and another stdout"
+  [ "$how" = "exit $rb" ] && return
+  IFS= read -r a <"$dir/batch/stderr"
+  echo "in a batch it gave $how${a:+ (stderr: $a)}; that run is kept in $dir/batch/" >>"$dir/note"
 }
 
 # ---------------------------------------------------------------------------- the reports
@@ -399,26 +501,63 @@ report() {  # item
       # A quiet run's setup failures show as its cases' failures, or as nobody's (as before).
       [ "${it_quiet[i]}" = 1 ] || [ ! -f "$WORK/setup/$v/$i.fail" ] && return
       while IFS= read -r line; do fail "setup of ${case_files[${it_k[i]}]}: $line"; done <"$WORK/setup/$v/$i.fail" ;;
-    case) [ "${it_quiet[i]}" = 1 ] || check_case "$v" "${it_c[i]}" ;;
+    case|bcase)
+      [ "${it_quiet[i]}" = 1 ] && return
+      local c=${it_c[i]} dir=$WORK/$v/${c_name[${it_c[i]}]}
+      if [ "${it_kind[i]}" = case ] || [ -e "$dir/batch" ] || [ -e "$dir/note" ] || [ $reruns_left = 0 ]; then check_case "$v" "$c"
+      else check_rerun "$v" "$c" "$dir"; fi
+      [ -f "$dir/note" ] || return
+      batch_notes=$((batch_notes + 1))
+      while IFS= read -r line; do printf '      note: %s\n' "$line"; done <"$dir/note" ;;
   esac
+}
+# A batched case whose outputs fail the check runs again alone (in the foreground: rare), and that
+# result is reported; after 10 such reruns the failures are reported as the batch left them.
+reruns_left=10 batch_notes=0
+check_rerun() {  # version case dir
+  local f0=$failed n0=${#new_ref[@]} out=$WORK/check.out first lines
+  check_case "$1" "$2" >"$out"
+  if [ "$failed" = "$f0" ]; then mapfile -t lines <"$out"; printf '%s\n' "${lines[@]}"; return; fi
+  failed=$f0 new_ref=("${new_ref[@]:0:n0}") reruns_left=$((reruns_left - 1))
+  (rerun_alone "$1" "$2" "" quiet >/dev/null 2>&1)
+  IFS= read -r first <"$out"
+  check_case "$1" "$2" >"$out"
+  mapfile -t lines <"$out"; printf '%s\n' "${lines[@]}"
+  # The verdicts without their times: a note where they differ.
+  [ "${first/(*ms)/}" = "${lines[0]/(*ms)/}" ] || echo "in a batch ($3/batch/): ${first#FAIL  }" >>"$3/note"
+  [ $reruns_left = 0 ] && echo "note: 10 batched cases failed and ran again alone; the next failures are the batch's"
 }
 
 # ---------------------------------------------------------------------------- the runs
 # Start items in order while a job is free (and, for a CUDA version, the GPU's share allows,
 # and the file's setup has ended); report the finished ones in order; wait for the next end.
+# A batch whose setups have not ended waits aside and starts first once they have; its cases
+# (bcase) end with it.
 declare -A pid_item=()
-running=0 gpu_running=0 next=0 reported=0
+running=0 gpu_running=0 next=0 reported=0 waiting=()
+can_start() {  # item
+  local d
+  for d in ${it_dep[$1]}; do [ "$d" -lt 0 ] || [ -n "${done_item[$d]:-}" ] || return 1; done
+  [ "${it_gpu[$1]}" = 1 ] && [ $gpu_running -ge "$gpu_jobs" ] && return 1
+  return 0
+}
+start() {  # item
+  job "$1" &
+  pid_item[$!]=$1; running=$((running + 1))
+  [ "${it_gpu[$1]}" = 1 ] && gpu_running=$((gpu_running + 1))
+}
 while [ $reported -lt $n_items ]; do
+  for w in "${!waiting[@]}"; do
+    [ $running -lt "$jobs" ] || break
+    can_start "${waiting[w]}" && { start "${waiting[w]}"; unset "waiting[w]"; }
+  done
   while [ $next -lt $n_items ] && [ $running -lt "$jobs" ]; do
-    dep=${it_dep[next]}
-    [ "$dep" -ge 0 ] && [ -z "${done_item[$dep]:-}" ] && break
-    [ "${it_gpu[next]}" = 1 ] && [ $gpu_running -ge "$gpu_jobs" ] && break
-    if [ "${it_kind[next]}" = note ]; then done_item[$next]=1
-    else
-      job "$next" &
-      pid_item[$!]=$next; running=$((running + 1))
-      [ "${it_gpu[next]}" = 1 ] && gpu_running=$((gpu_running + 1))
-    fi
+    case ${it_kind[next]} in
+      note) done_item[$next]=1 ;;
+      bcase) ;;
+      group) if can_start "$next"; then start "$next"; else waiting+=("$next"); fi ;;
+      *) can_start "$next" || break; start "$next" ;;
+    esac
     next=$((next + 1))
   done
   while [ $reported -lt $n_items ] && [ -n "${done_item[$reported]:-}" ]; do
@@ -430,6 +569,7 @@ while [ $reported -lt $n_items ]; do
   [ -n "$fin" ] || { echo "test: lost track of the jobs" >&2; break; }
   i=${pid_item[$fin]}; unset "pid_item[$fin]"
   done_item[$i]=1; running=$((running - 1))
+  if [ "${it_kind[i]}" = group ]; then for j in ${it_text[i]}; do done_item[$j]=1; done; fi
   [ "${it_gpu[i]}" = 1 ] && gpu_running=$((gpu_running - 1))
 done
 
@@ -446,5 +586,6 @@ if [ $update_ref = 1 ] && [ ${#new_ref[@]} -gt 0 ]; then
   echo "wrote $REF (${#new_ref[@]} cases updated, $(wc -l <"$REF") pinned)"
 fi
 
+[ $batch_notes = 0 ] || echo "note: $batch_notes batched case(s) with a note above (how their batch process ended, or that it gave them another result than their own process)"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]

@@ -77,6 +77,23 @@ run() {  # out-file args...
   local out=$1; shift
   "$EXE" match "$@" >"$out" 2>"$out.err"
 }
+# queue LIST OUT args...: a `match` call for one `./main run-cases LIST` (src/main.cpp: each line
+# runs exactly as its own process would), which run_queued LIST then runs and whose stdout and
+# stderr it leaves in OUT and OUT.err, its exit status in OUT.rc. One process for a batch's calls
+# instead of one each: a CUDA version's process pays for a CUDA context.
+queue() {
+  local list=$1 out=$2; shift 2
+  mkdir -p "$out.d"
+  (IFS=$'\t'; printf '%s\n' "$out.d${IFS}match${IFS}$*") >>"$list"
+}
+run_queued() {
+  local list=$1 d rc
+  "$EXE" run-cases "$list" >"$list.log" 2>&1 || { fail "run-cases $list exited $?: $(head -n1 "$list.log")"; return 1; }
+  while IFS=$'\t' read -r d _; do
+    mv "$d/stdout" "${d%.d}" && mv "$d/stderr" "${d%.d}.err" && read -r rc _ <"$d/rc" && echo "$rc" >"${d%.d}.rc" && rm -r "$d"
+  done <"$list"
+}
+ok_rc() { [ "$(cat "$1.rc" 2>/dev/null)" = 0 ]; }
 
 # batch MODE NAME FIXED "ARGS" "ITEMS" [options...]: one batch against each single call.
 #   templates: `match FIXED ARGS...` (FIXED the source, ITEMS = ARGS the templates);
@@ -90,18 +107,29 @@ batch() {
   local dir=$WORK/$name i=0 n x src tpl items="" cmd
   mkdir -p "$dir"
   read -r -a as <<<"$args"; read -r -a xs <<<"$expanded"; n=${#xs[@]}
+  local list=$dir/calls.list
+  : >"$list"
   if [ "$mode" = templates ]; then
-    run "$dir/batch.txt" "$fixed" "${as[@]}" "$@" && run "$dir/batch.json" "$fixed" "${as[@]}" "$@" --json
+    queue "$list" "$dir/batch.txt" "$fixed" "${as[@]}" "$@" && queue "$list" "$dir/batch.json" "$fixed" "${as[@]}" "$@" --json
   else
-    run "$dir/batch.txt" --template "$fixed" --sources "${as[@]}" "$@" &&
-      run "$dir/batch.json" "${as[@]}" "$@" --json --sources --template "$fixed"
-  fi || { fail "$name: batch exited $?: $(cat "$dir"/batch.*.err | head -n1)"; return; }
-  : >"$dir/want.txt"
+    queue "$list" "$dir/batch.txt" --template "$fixed" --sources "${as[@]}" "$@" &&
+      queue "$list" "$dir/batch.json" "${as[@]}" "$@" --json --sources --template "$fixed"
+  fi
   for x in "${xs[@]}"; do
     i=$((i + 1))
     if [ "$mode" = templates ]; then src=$fixed tpl=$x; else src=$x tpl=$fixed; fi
-    run "$dir/one$i.txt" "$src" "$tpl" "$@" && run "$dir/one$i.json" "$src" "$tpl" "$@" --json ||
-      { fail "$name: single $x exited $?: $(cat "$dir/one$i".*.err | head -n1)"; return; }
+    queue "$list" "$dir/one$i.txt" "$src" "$tpl" "$@" && queue "$list" "$dir/one$i.json" "$src" "$tpl" "$@" --json
+  done
+  run_queued "$list" || return
+  ok_rc "$dir/batch.txt" && ok_rc "$dir/batch.json" ||
+    { fail "$name: batch exited $(cat "$dir/batch.txt.rc"): $(cat "$dir"/batch.*.err | head -n1)"; return; }
+  : >"$dir/want.txt"
+  i=0
+  for x in "${xs[@]}"; do
+    i=$((i + 1))
+    if [ "$mode" = templates ]; then src=$fixed tpl=$x; else src=$x tpl=$fixed; fi
+    ok_rc "$dir/one$i.txt" && ok_rc "$dir/one$i.json" ||
+      { fail "$name: single $x exited $(cat "$dir/one$i.txt.rc"): $(cat "$dir/one$i".*.err | head -n1)"; return; }
     { echo "item $i/$n: source $src template $tpl"; cat "$dir/one$i.txt"; } >>"$dir/want.txt"
     items+="${items:+, }$(head -c -2 "$dir/one$i.json"), \"source_file\": \"$src\", \"template_file\": \"$tpl\"}"
   done

@@ -5,8 +5,8 @@
 #      and per version the video contract (tests/video_contract.sh: each frame = ./main match on
 #      the saved frame, ground truth, truncation; ffmpeg cases where ffmpeg is installed).
 #      cuda-opt runs its device pipeline (planes converted, matched and counted on the GPU);
-#      then again with PARVIS_TUNING=video.host_convert=1 (the host pipeline), so both paths are held
-#      to seq. The device conversion's per-pixel function and kernel body are also run on the
+#      then again with PARVIS_TUNING=video.host_convert=1 (the host pipeline), so both paths are
+#      held to seq. The device conversion's per-pixel function and kernel body are also run on the
 #      host against the host conversion (tests/cuda/video_convert_emulate.cu, every layout).
 #   2. compute-sanitizer memcheck (leak check) on short clips (the production line with the
 #      colour check, the capsule grid, the odd-sized clip with --out), both versions and

@@ -22,5 +22,8 @@ int bench_video(int argc, char** argv);  // ./main bench video ...
 int bench_integral(int argc, char** argv);  // ./main bench integral ...
 // ./main bench upload: the host link (CUDA versions: cuda/upload/bench.cu; CPU versions say so).
 int bench_upload(int argc, char** argv);
+// ./main run-cases LIST (src/cli/run_cases.cpp): each line run by `run_command`, main's own
+// runner of one command line.
+int run_cases(int argc, char** argv, int (*run_command)(int argc, char** argv));
 
 }  // namespace parvis

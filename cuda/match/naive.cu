@@ -438,6 +438,10 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   } else {
     out->explain.assign(method_name(method)).append(", as asked");
   }
+  if (method == Method::FFT && m->params.selection.active()) {
+    method = Method::Direct;  // its FFT map is exact near the best only
+    out->explain.append("; every match / --min-distance read the map: the direct method's exact one");
+  }
   if (method == Method::FFT)
     PARVIS_TRY(run_fft(*m, gray_source, out));
   else

@@ -101,6 +101,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
     m->mask_runs.insert(m->mask_runs.end(), ignored.begin(), ignored.end());
   }
   m->params = is_normed(params.metric) ? ssd_params_for_normed(params) : params;
+  m->params.method = params.method;  // the normed metrics' SSD map: direct, or the NTT's
   m->asked = params;
   m->w = gray_template.width;
   m->h = gray_template.height;
@@ -362,8 +363,10 @@ Method choose(const Matcher& m, std::string* why) {
     *why = "auto chose direct: SAD has no FFT form";
     return Method::Direct;
   }
-  if (m.params.want_map) {
-    *why = "auto chose direct: a score map was asked for, and direct gives it exactly";
+  std::string no_ntt;
+  if (m.params.want_map && !ntt_eligible(m, &no_ntt)) {  // the normed metrics read a map too
+    *why = "auto chose direct: the run reads a score map, which direct gives exactly (no NTT: " +
+           no_ntt + ")";
     return Method::Direct;
   }
   const double macs = double(m.map_w()) * m.map_h() * m.w * m.h;
@@ -421,11 +424,21 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     method = choose(*m, &out->explain);
   else
     out->explain.assign(method_name(method)).append(", as asked");
+  // The normed metrics and a choice of positions (Params::selection) read the map: exact from
+  // the direct kernels and from the NTT, not from cuFFT (whose map is exact near the best only).
+  std::string no_ntt;
+  if (method == Method::FFT && (is_normed(m->asked.metric) || m->params.selection.active()) &&
+      !ntt_eligible(*m, &no_ntt)) {
+    method = Method::Direct;
+    out->explain.append("; the run reads a score map and the NTT cannot take it (")
+        .append(no_ntt)
+        .append("): the direct method's exact map");
+  }
   out->explain.append(m->tuning_note);
   if (host) out->explain.append(m->upload_tuning_note);
   // The normed metrics on the device (opt_normed.cu); match.ncc_host=1: on the host, as before.
   if (is_normed(m->asked.metric) && !m->tuning.ncc_host && normed_device_fits(*m))
-    return run_normed(*m, gray_source, out);
+    return run_normed(*m, gray_source, method == Method::FFT, out);
   if (method == Method::FFT)
     PARVIS_TRY(run_fft(*m, gray_source, out));
   else

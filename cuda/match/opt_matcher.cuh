@@ -238,7 +238,8 @@ Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded);
 // The exact SSD map of m.params on the stream: into map32 where direct_fast, else into map64.
 Status enqueue_ssd_map(Matcher& m, uint32_t* map32, uint64_t* map64);
 // opt_normed.cu: NCC / ccorr-normed (m.asked) on the device, from the exact SSD map.
-Status run_normed(Matcher& m, const Image& src, Result* res);
+// ntt: the SSD map from the exact NTT (ntt_eligible), else from the direct kernels.
+Status run_normed(Matcher& m, const Image& src, bool ntt, Result* res);
 bool normed_device_fits(const Matcher& m);  // the grids of run_normed hold the map
 // opt_ntt.cu
 bool ntt_eligible(const Matcher& m, std::string* why_not);

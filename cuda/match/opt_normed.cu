@@ -1,6 +1,7 @@
 // cuda-opt: NCC (TM_CCOEFF_NORMED) and ccorr-normed (TM_CCORR_NORMED) on the device (issue 14,
 // part 2). The exact SSD map comes from the direct method (dp4a, or the generic exact kernel for
-// large templates); the window sums ΣI, ΣI² from two passes over the source on the GPU; then the
+// large templates) or from the FFT method's exact NTT (opt_ntt.cu, where it takes the template);
+// the window sums ΣI, ΣI² from two passes over the source on the GPU; then the
 // shared expression of match/ncc.hpp (explicit-rounding intrinsics: seq's bits) per position, the
 // best position found on the device, and only what was asked for comes back:
 //   top 1, no map   the best (key, index): 16 bytes;
@@ -106,7 +107,7 @@ bool normed_device_fits(const Matcher& m) {
          div_up(map_h, kColRows) <= 65535u && div_up(map_h, kKeyBlockY) <= 65535u;
 }
 
-Status run_normed(Matcher& m, const Image& src, Result* res) {
+Status run_normed(Matcher& m, const Image& src, bool ntt, Result* res) {
   const int map_w = m.map_w(), map_h = m.map_h(), W = m.W;
   const size_t n = size_t(map_w) * map_h;
   if (n > 0xffffffffull) return Status::bad_input("normed match: more than 2^32 positions");
@@ -120,7 +121,7 @@ Status run_normed(Matcher& m, const Image& src, Result* res) {
   PARVIS_TRY(m.d_norm_cq.alloc(size_t(ld) * map_h));
   uint32_t* ssd32 = nullptr;
   uint64_t* ssd64 = nullptr;
-  if (m.direct_fast) {
+  if (ntt || m.direct_fast) {
     PARVIS_TRY(m.d_norm_ssd32.alloc(n));
     ssd32 = m.d_norm_ssd32.get();
   } else {
@@ -140,8 +141,11 @@ Status run_normed(Matcher& m, const Image& src, Result* res) {
   DeviceOut* best = m.d_norm_best.get();  // min_key and (as the index) count, reset below
 
   PARVIS_TRY(timed_upload(m, src, true));
-  // The exact SSD map (m.params: SSD, direct).
-  PARVIS_TRY(enqueue_ssd_map(m, ssd32, ssd64));
+  // The exact SSD map (m.params: SSD).
+  if (ntt)
+    PARVIS_TRY(enqueue_ntt_map(m, ssd32));
+  else
+    PARVIS_TRY(enqueue_ssd_map(m, ssd32, ssd64));
   const dim3 g1(div_up(size_t(W), 4 * kColThreads), div_up(size_t(map_h), kColRows));
   window_col_sums_ii<<<g1, kColThreads, 0, s>>>(m.d_src.get(), m.pitch, W, m.h, map_h,
                                                 m.d_norm_ci.get(), m.d_norm_cq.get(), ld);
@@ -195,10 +199,11 @@ Status run_normed(Matcher& m, const Image& src, Result* res) {
     res->best = select_best(host_keys.data(), map_w, map_h, top_k);
   }
   res->timings.compute_ms += now_ms() - t0;
-  res->method_used = Method::Direct;
-  res->explain = std::string(metric_name(m.asked.metric)) +
-                 ": ΣI·T from an exact SSD map, window sums, the normed expression and the best "
-                 "position on the device (" + res->explain + ")";
+  res->method_used = ntt ? Method::FFT : Method::Direct;
+  res->explain = std::string(metric_name(m.asked.metric)) + ": ΣI·T from " +
+                 (ntt ? "the exact NTT's SSD map" : "an exact SSD map") +
+                 ", window sums, the normed expression and the best position on the device (" +
+                 res->explain + ")";
   return Status::Ok();
 }
 

@@ -25,6 +25,7 @@
 #include "match/cli_match.hpp"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
+#include "match/select.hpp"
 
 #include <unistd.h>
 
@@ -399,8 +400,8 @@ int cli_match(int argc, char** argv) {
     return report_failure(Status::usage("--map writes a .npy file, not '" + map_path + "'"));
   s = color::parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &req.color);
   if (!s.ok()) return report_failure(s);
-  // Every match / suppression: chosen from the exact score map, which the direct method gives
-  // on every version (select_matches, DESIGN.md).
+  // Every match / suppression: chosen from the score map (select_matches, DESIGN.md), exact
+  // wherever a chosen position could lie on every version and method (select.hpp).
   // The threshold as a rank (Position::score): the integer S, or the normed key of S.
   const bool normed = match::is_normed(params.metric);
   const std::string& threshold_text = normed ? min_score_text : max_score_text;
@@ -429,11 +430,10 @@ int cli_match(int argc, char** argv) {
 
   if (min_distance < 0) return report_failure(Status::usage("--min-distance must be at least 0"));
   const bool selecting = all || min_distance > 1;
-  if (selecting) {
-    if (params.method == match::Method::FFT)
-      return report_failure(Status::usage(
-          "--all and --min-distance need the exact score of every position: --method direct (or auto)"));
-    params.method = match::Method::Direct;
+  if (selecting) {  // chosen from the map, which the version makes exact wherever they could lie
+    params.selection.all = all;
+    params.selection.max_rank = max_rank;
+    params.selection.min_distance = min_distance;
     params.want_map = true;
   }
   req.metric_text = metric_text;

@@ -14,6 +14,7 @@
 
 #include "match/match_common.hpp"
 
+#include "match/cpu_fft_select.hpp"
 #include "match/cpu_fftw.hpp"
 
 namespace parvis::match::fft {
@@ -85,6 +86,7 @@ struct Plan {
   Tuning tuning;            // filled once in prepare()
   std::string tuning_note;  // "; " + tuning.describe(), ending every run's explanation
   SourceCache* source_cache = nullptr;  // a batch's shared source (null: none)
+  uint64_t tpl_sum = 0;     // ΣT
   uint64_t tpl_sq_sum = 0;  // ΣT²
   double tpl_l1 = 0;        // ΣT   (the bound's ‖t‖₁)
   double tpl_l2 = 0;        // √ΣT² (‖t‖₂)
@@ -117,10 +119,9 @@ struct Plan {
   // Small per-run state, kept so that a video's frames allocate nothing once warm.
   std::vector<uint64_t> l1, l2sq;                 // per worker
   std::vector<std::vector<uint64_t>> band_sq;     // per band: Σ I² over the window's rows
-  std::vector<FilteredTopK> tops;                 // per worker (select_best_parallel)
-  std::vector<Position> best, check, candidates;
-  std::vector<std::vector<Position>> found;       // per worker
-  TopK candidate_top{1};
+  std::vector<std::vector<uint64_t>> band_i;      // per band: Σ I (the normed metrics)
+  std::vector<uint64_t> hi;                       // the ranks' upper ends, past the bound
+  ChoiceScratch choice;                           // cpu_fft_select.hpp
 
   void release() {
     std::lock_guard<std::mutex> lock(planner_mutex());
@@ -153,6 +154,7 @@ Status prepare(const Image& gray_template, int threads, PlanPtr* out, SourceCach
   for (int y = 0; y < gray_template.height; ++y)
     for (int x = 0; x < gray_template.width; ++x) {
       const uint64_t v = gray_template.row(y)[x];
+      p->tpl_sum += v;
       p->tpl_sq_sum += v * v;
       p->tpl_l1 += double(v);
     }
@@ -358,6 +360,14 @@ static double fft_rounding_bound(const Plan& p, double src_l1, double src_l2) {
   return 2.0 * bound;
 }
 
+// A fixed pseudo-random value in [-1, 1] per position (match.fft_bound_scale's wobble).
+static inline double wobble(int x, int y) {
+  uint32_t v = uint32_t(x) * 73856093u ^ uint32_t(y) * 19349663u;
+  v *= 0x9E3779B1u;
+  v ^= v >> 15;
+  return double(int32_t(v)) / 2147483648.0;
+}
+
 // Round to the nearest integer without a libm call: adding and subtracting 1.5·2^52 leaves
 // an integer for |v| < 2^51 (ΣI·T < 2^31 · 255² < 2^47).
 static inline double round_to_integer(double v) {
@@ -366,8 +376,8 @@ static inline double round_to_integer(double v) {
 }
 
 
-Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& exec,
-           RescoreFn rescore, Result* res, bool* exact_map) {
+Status run(Plan* p, const Image& src, const Params& params, const CpuExec& exec, RescoreFn rescore,
+           Result* res, uint64_t* map_error) {
   PARVIS_TRY(setup_size(p, src.width, src.height, exec));
   const int W = src.width, H = src.height, w = p->tpl.width, h = p->tpl.height;
   const int map_w = map_width_of(W, w), map_h = map_height_of(H, h);
@@ -457,33 +467,57 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
   PROF_T(t3);
 
   const double src_l2 = std::sqrt(double(sum_l2sq));
-  double c_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
-  // match.fft_bound_scale multiplies the bound: only more positions get re-scored, so it can
-  // never make an answer wrong; tests use it to exercise the re-scoring path.
-  c_bound *= std::max(1.0, p->tuning.bound_scale);
+  const double true_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
+  // match.fft_bound_scale (a test hook) multiplies the bound, and moves each ΣI·T by a fixed
+  // pseudo-random amount within the added width (wobble): the values then really are off by up
+  // to the bound the run assumes, so only a correct re-scoring of every position the answer
+  // could hold gives the exact answer (the selftest's "match fft every choice").
+  const double c_bound = true_bound * std::max(1.0, p->tuning.bound_scale);
+  const double wobble_width = c_bound - true_bound;
   const bool exact = c_bound < 0.5;
 
-  // Back to ΣI·T a chunk of rows at a time (c2r), each chunk turned into scores at once:
-  // SSD = ΣI² − 2·round(ΣI·T) + ΣT², in integers. round() is exact when c_bound < 0.5;
-  // otherwise each score is off by at most 2·(c_bound + 0.5). A true SSD is >= 0.
-  // ΣI² per window without an integral image (11 MB less to fault in at 1326x1025): each
-  // worker takes a band of whole chunks and keeps, per source column x, the sum of I² over the
-  // h window rows, sliding it down a row at a time (add row y+h-1, remove row y-1:
-  // vectorised), then slides a w-wide sum along it for the row of windows. Exact in 64 bits
-  // (< 2^47).
+  // Back to ΣI·T a chunk of rows at a time (c2r), each chunk turned into ranks at once:
+  // C = round(ΣI·T) is exact when c_bound < 0.5; otherwise |C − ΣI·T| <= e = floor(c_bound + 0.5)
+  // (both integers), and each rank is known within its ends (cpu_fft_select.cpp).
+  //   SSD = ΣI² − 2·C + ΣT² in integers (a true SSD is >= 0), within err = ceil(2·(c_bound + 0.5));
+  //   the normed metrics: ncc::score of the window sums and C, within the scores of C ∓ e
+  //   (monotone in ΣI·T; cpu_fft_select.hpp).
+  // ΣI² (and ΣI, normed) per window without an integral image (11 MB less to fault in at
+  // 1326x1025): each worker takes a band of whole chunks and keeps, per source column x, the sum
+  // over the h window rows, sliding it down a row at a time (add row y+h-1, remove row y-1:
+  // vectorised), then slides a w-wide sum along it for the row of windows. Exact in 64 bits.
+  const RankForm form{params.metric, p->tpl_sum, p->tpl_sq_sum, uint64_t(w) * uint64_t(h)};
+  const bool normed = is_normed(params.metric);
+  const uint64_t err = exact ? 0 : uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
+  const uint64_t e_sit = exact ? 0 : uint64_t(std::floor(c_bound + 0.5));
+  uint64_t* hi = nullptr;  // the upper ends, past the bound
+  if (!exact) {
+    try {
+      p->hi.resize(n_scores);
+    } catch (const std::bad_alloc&) {
+      return Status::runtime("out of memory for the rank bounds of " + std::to_string(n_scores) + " positions");
+    }
+    hi = p->hi.data();
+  }
   const int64_t tpl_sq = int64_t(p->tpl_sq_sum);
   const int map_chunks = (map_h + kRowChunk - 1) / kRowChunk;
   const int bands = std::min(map_chunks, std::max(1, exec.workers));
   p->band_sq.resize(size_t(bands));
+  p->band_i.resize(size_t(bands));
   exec.for_each(bands, [&](int band, int) {
     const int c0 = int(int64_t(map_chunks) * band / bands), c1 = int(int64_t(map_chunks) * (band + 1) / bands);
     const int y0 = c0 * kRowChunk;
     std::vector<uint64_t>& col = p->band_sq[size_t(band)];
+    std::vector<uint64_t>& col_i = p->band_i[size_t(band)];
     col.assign(size_t(W), 0);
+    col_i.assign(normed ? size_t(W) : 0, 0);
     uint64_t* v = col.data();
+    uint64_t* vi = col_i.data();
     for (int i = 0; i < h; ++i) {
       const uint8_t* a = src.row(y0 + i);
       for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x];
+      if (normed)
+        for (int x = 0; x < W; ++x) vi[x] += a[x];
     }
     for (int c = c0; c < c1; ++c) {
       fftw_execute_dft_c2r(p->rows_inv, p->spec + size_t(c) * kRowChunk * p->spec_stride,
@@ -493,101 +527,57 @@ Status run(Plan* p, const Image& src, int top_k, bool want_map, const CpuExec& e
           const uint8_t* a = src.row(y + h - 1);
           const uint8_t* b = src.row(y - 1);
           for (int x = 0; x < W; ++x) v[x] += uint64_t(a[x]) * a[x] - uint64_t(b[x]) * b[x];
+          if (normed)
+            for (int x = 0; x < W; ++x) vi[x] += uint64_t(a[x]) - b[x];
         }
         const double* corr = p->real + size_t(y) * p->real_stride;
         uint64_t* out = scores + size_t(y) * size_t(map_w);
-        uint64_t window = 0;
+        uint64_t* out_hi = hi ? hi + size_t(y) * size_t(map_w) : nullptr;
+        uint64_t window = 0, window_i = 0;
         for (int j = 0; j < w; ++j) window += v[j];
+        if (normed)
+          for (int j = 0; j < w; ++j) window_i += vi[j];
         for (int x = 0;; ++x) {
-          const int64_t ssd = int64_t(window) - 2 * int64_t(round_to_integer(corr[x])) + tpl_sq;
-          out[x] = ssd > 0 ? uint64_t(ssd) : 0;
+          const double cv = wobble_width > 0 ? corr[x] + wobble_width * wobble(x, y) : corr[x];
+          const int64_t c_round = int64_t(round_to_integer(cv));
+          if (!normed) {
+            const int64_t ssd = int64_t(window) - 2 * c_round + tpl_sq;
+            const uint64_t s = ssd > 0 ? uint64_t(ssd) : 0;
+            if (out_hi) {
+              out[x] = s > err ? s - err : 0;
+              out_hi[x] = s + err;
+            } else {
+              out[x] = s;
+            }
+          } else if (out_hi) {
+            sit_rank_bounds(form, window_i, window, c_round, e_sit, &out[x], &out_hi[x]);
+          } else {
+            out[x] = sit_rank(form, window_i, window, uint64_t(c_round > 0 ? c_round : 0));
+          }
           if (x + 1 == map_w) break;
           window += v[x + w] - v[x];
+          if (normed) window_i += vi[x + w] - vi[x];
         }
       }
     }
   });
   PROF_T(t4);
 
-  // What was done about rounding, appended to res->explain below (no temporaries: with a
+  // The K best, or every position the selection could report, exactly (cpu_fft_select.cpp).
+  // What was done about rounding is appended to res->explain below (no temporaries: with a
   // reused Result the text fits the memory of the previous frame's).
-  char note[200];
-  std::vector<Position>& best = p->best;
-  if (exact_map) *exact_map = true;
-  if (exact) {
-    // Every score is exact. Check the reported ones once more by direct re-scoring (cheap:
-    // K windows); a difference would mean the bound failed, and then every position is
-    // re-scored directly rather than report a wrong match.
-    select_best_parallel(scores, map_w, map_h, top_k, exec, &p->tops, &best);
-    p->check.assign(best.begin(), best.end());
-    rescore(&p->check);
-    bool agree = true;
-    for (size_t i = 0; i < best.size(); ++i) agree = agree && p->check[i].score == best[i].score;
-    if (agree) {
-      std::snprintf(note, sizeof note,
-                    "rounding bound on sum(I*T) %.3g < 0.5, so rounding gives every score exactly "
-                    "(best re-scored directly: equal)", c_bound);
-    } else {
-      std::vector<Position> all;
-      all.reserve(n_scores);
-      for (int y = 0; y < map_h; ++y)
-        for (int x = 0; x < map_w; ++x) all.push_back(Position{x, y, 0});
-      rescore(&all);
-      for (const Position& q : all) scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-      select_best_parallel(scores, map_w, map_h, top_k, exec, &p->tops, &best);
-      std::snprintf(note, sizeof note,
-                    "FFT score differed from the direct one despite the bound %.3g; every position "
-                    "was re-scored directly", c_bound);
-    }
-  } else {
-    // Scores are within `err` of the exact ones. The true K best all have FFT scores within
-    // 2·err of the K-th smallest FFT score: re-score exactly every such position. The others
-    // are then larger than every exact candidate.
-    const uint64_t err = uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
-    select_best_parallel(scores, map_w, map_h, top_k, exec, &p->tops, &best);
-    const uint64_t limit = best.back().score + 2 * err;  // scores < 2^47: no overflow
-    p->found.resize(size_t(exec.workers));
-    for (auto& f : p->found) f.clear();
-    exec.for_each(map_h, [&](int y, int worker) {
-      const uint64_t* row = scores + size_t(y) * size_t(map_w);
-      for (int x = 0; x < map_w; ++x)
-        if (row[x] <= limit) p->found[size_t(worker)].push_back(Position{x, y, 0});
-    });
-    std::vector<Position>& candidates = p->candidates;
-    candidates.clear();
-    for (const auto& f : p->found) candidates.insert(candidates.end(), f.begin(), f.end());
-    rescore(&candidates);
-    // The true K best are all candidates and every other position scores more than each of
-    // them (above): the K best of the candidates' exact scores are the answer.
-    TopK& top = p->candidate_top;
-    if (top.k() != size_t(top_k < 1 ? 1 : top_k)) top = TopK(top_k);
-    top.reset();
-    for (const Position& q : candidates) {
-      scores[size_t(q.y) * size_t(map_w) + size_t(q.x)] = q.score;
-      top.offer(q);
-    }
-    top.sorted_into(&best);
-    if (exact_map) *exact_map = false;
-    std::snprintf(note, sizeof note,
-                  "rounding bound on sum(I*T) %.3g >= 0.5: re-scored directly the %zu positions "
-                  "within %llu of the K-th best FFT score",
-                  c_bound, candidates.size(), static_cast<unsigned long long>(2 * err));
-  }
-  res->best.assign(best.begin(), best.end());
+  char note[240];
+  const RankMap ranks{scores, hi, map_w, map_h, err};
+  auto rescore_ranks = [&](std::vector<Position>* cands) {
+    rescore(cands);
+    if (normed) to_ranks(form, src, w, h, exec, cands);
+  };
+  choose(ranks, params, map_error != nullptr, c_bound, exec, rescore_ranks, &p->choice, res, note, sizeof note);
+  if (map_error) *map_error = err;
   PROF_T(t5);
   if (p->tuning.profile != Tuning::Profile::Off)
     std::fprintf(stderr, "fft run: tpl rows %.2f rows %.2f columns %.2f rows back+scores %.2f select %.2f ms\n",
                  t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
-
-  res->map_width = map_w;
-  res->map_height = map_h;
-  if (want_map) {
-    res->map.resize(n_scores);
-    exec.for_each(map_h, [&](int y, int) {
-      const size_t o = size_t(y) * size_t(map_w);
-      for (int x = 0; x < map_w; ++x) res->map[o + size_t(x)] = double(scores[o + size_t(x)]);
-    });
-  }
   res->method_used = Method::FFT;
   char head[96];
   std::snprintf(head, sizeof head, "%sFFT %dx%d (FFTW, double, %d thread%s): ", res->explain.empty() ? "" : "; ",
@@ -602,7 +592,7 @@ struct Plan {};
 bool available() { return false; }
 void PlanDeleter::operator()(Plan* p) const { delete p; }
 Status prepare(const Image&, int, PlanPtr*, SourceCache*, const Tuning*) { return unavailable(); }
-Status run(Plan*, const Image&, int, bool, const CpuExec&, RescoreFn, Result*, bool*) {
+Status run(Plan*, const Image&, const Params&, const CpuExec&, RescoreFn, Result*, uint64_t*) {
   return unavailable();
 }
 

@@ -1,10 +1,10 @@
-// SSD through FFT cross-correlation on the CPU (seed 000's "new sequential algorithm"),
-// shared by the seq, simd and omp versions (src/<op>/cpu_*.cpp is linked into CPU
-// versions only):
+// SSD and the normed metrics through FFT cross-correlation on the CPU (seed 000's "new
+// sequential algorithm"), shared by the seq, simd and omp versions (src/<op>/cpu_*.cpp is linked
+// into CPU versions only):
 //
-//   SSD(x,y) = ΣI²(window) − 2·ΣI·T + ΣT²
+//   SSD(x,y) = ΣI²(window) − 2·ΣI·T + ΣT²;   NCC, ccorr-normed: ncc::score(ΣI, ΣI², ΣI·T, ...)
 //
-// ΣI² per window from sliding sums of squares (exact, 64-bit), ΣT² once, and the
+// ΣI² (and ΣI) per window from sliding sums (exact, 64-bit), ΣT² once, and the
 // cross-correlation ΣI·T for every position at once through FFTW: r2c of the zero-padded
 // source, times the conjugate of the template's spectrum, c2r, scaled. The sizes are padded
 // only to the source's size (not source + template: the positions we keep never wrap
@@ -14,10 +14,12 @@
 // computed for every run (cpu_fft.cpp: fft_rounding_bound; measured errors: docs/decisions/002).
 //   bound < 0.5  — ΣI·T is an integer, so rounding it gives the exact value: the whole map
 //                  is exact, and the best K are checked once more by direct re-scoring.
-//   bound >= 0.5 — (only for very large images) the map may be off by up to 2·(bound+0.5);
-//                  every position whose FFT score lies within twice that of the K-th best
-//                  is re-scored exactly by the version's direct kernel, so the reported
-//                  positions and scores are exact either way.
+//   bound >= 0.5 — (only for large images) each rank is known within two ends (SSD within
+//                  2·(bound+0.5); the normed score between those of ΣI·T ∓ (bound+0.5));
+//                  every position the answer could hold — the K best, or every match of
+//                  --all / --min-distance — is re-scored exactly by the version's direct
+//                  kernel (cpu_fft_select.hpp, select.hpp: settle), so the reported positions
+//                  and scores are exact either way.
 #pragma once
 #include <functional>
 #include <memory>
@@ -59,15 +61,18 @@ Status prepare(const Image& gray_template, int threads, PlanPtr* out,
 // A FunctionRef: the hook is called during run() only, and handing it over allocates nothing.
 using RescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 
-// Runs the FFT method on a grey source (already checked against the template's size):
-// fills res->best (top_k, exact), res->map_width/height, res->map when want_map, and
-// appends to res->explain what it did about rounding. The passes over pixels and the
-// transforms run through `exec`: single-threaded FFTW plans on chunks of rows and groups of
-// columns split over its workers (no second thread pool).
-// `exact_map` (when not null) says whether every entry of the map is exact (the bound held,
-// or every position was re-scored): the normed metrics take their ΣI·T from it only then.
-Status run(Plan* plan, const Image& gray_source, int top_k, bool want_map, const CpuExec& exec,
-           RescoreFn rescore, Result* res, bool* exact_map = nullptr);
+// Runs the FFT method on a grey source (already checked against the template's size) for
+// params.metric (SSD, or a normed metric: ΣI·T from the transforms, the window sums slid along,
+// ncc.hpp's expression): fills res->best (params.top_k, exact), res->map_width/height, res->map
+// when params.want_map (exact wherever params.selection or the K best could lie:
+// cpu_fft_select.hpp), and appends to res->explain what it did about rounding. The passes over
+// pixels and the transforms run through `exec`: single-threaded FFTW plans on chunks of rows and
+// groups of columns split over its workers (no second thread pool). `rescore` gives exact SSDs.
+// `map_error` (when not null): nothing is re-scored past the bound, the map holds each rank's
+// upper end and *map_error the SSD's error (0: the bound held, and the map is exact): the masked
+// FFT (cpu_mask_fft.hpp), which takes only an exact map.
+Status run(Plan* plan, const Image& gray_source, const Params& params, const CpuExec& exec,
+           RescoreFn rescore, Result* res, uint64_t* map_error = nullptr);
 
 // ---- the cost model of `auto` -------------------------------------------------------------
 // The padded FFT size used for a source of this size (n0 rows × n1 columns).

@@ -19,9 +19,9 @@ Status fft_run(fft::Plan* plan, const Image& src, const std::vector<Run>& runs,
                const TemplateSums& ts, int w, int h, const Params& params, const CpuExec& exec,
                fft::RescoreFn rescore, Result* res, bool* done) {
   *done = false;
-  bool exact = false;
-  PARVIS_TRY(fft::run(plan, src, 1, true, exec, rescore, res, &exact));
-  if (!exact) return Status::Ok();
+  uint64_t error = 0;
+  PARVIS_TRY(fft::run(plan, src, ssd_params_for_normed(params), exec, rescore, res, &error));
+  if (error != 0) return Status::Ok();
   const double t0 = now_ms();
   const int W = src.width, map_w = res->map_width, map_h = res->map_height;
   // Row prefix sums of I and I², interleaved: pre[y][2x], pre[y][2x + 1] for columns < x.

@@ -5,7 +5,7 @@
 //
 // corr(I, T & b) comes from the FFT method of cpu_fft.hpp run on the masked template T & b:
 // its exact SSD' = ΣI²(whole window) − 2·corr + Σ(T & b)² gives corr exactly (when the FFT's
-// rounding bound held: `exact_map`; otherwise the caller runs the direct method). The masked
+// rounding bound held: fft::run's `map_error` is 0; otherwise the caller runs the direct method). The masked
 // window sums Σ m·I and Σ m·I² — correlations of I and I² with the mask — are summed exactly
 // over the mask's row runs (maximal horizontal segments of counted pixels) from prefix sums of
 // each source row: R operations per position for a mask of R runs (a ring: about 2 per row),

@@ -11,9 +11,10 @@
 namespace parvis::match::fft {
 
 struct Tuning {
-  // match.fft_bound_scale (a test hook, >= 1): the rounding bound multiplied by it, so that more
-  // positions are re-scored directly; it can never make an answer wrong, and forces the path of
-  // a bound >= 0.5 (large images) on small ones.
+  // match.fft_bound_scale (a test hook, >= 1): the rounding bound multiplied by it, and each
+  // ΣI·T moved within the added width (cpu_fft.cpp: wobble), so that the values are as far off as
+  // the bound allows: forces the path of a bound >= 0.5 (large images) on small ones, where only
+  // an exact re-scoring of every position the answer could hold gives the right answer.
   double bound_scale = 1;
   // match.fftw_buffering: FFTW's buffered solvers, faster by a few percent but each takes small
   // scratch buffers from malloc inside every transform; 0 plans with FFTW_NO_BUFFERING, so that

@@ -141,46 +141,6 @@ std::vector<Position> select_best(const uint64_t* scores, int map_width, int map
   return top.sorted();
 }
 
-std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
-                                     int map_height, Metric metric, bool all, uint64_t max_rank,
-                                     int k, int min_distance) {
-  std::vector<Position> cand;
-  for (int y = 0; y < map_height; ++y)
-    for (int x = 0; x < map_width; ++x) {
-      const uint64_t s = rank_of(metric, map[size_t(y) * size_t(map_width) + size_t(x)]);
-      if (!all || s <= max_rank) cand.push_back(Position{x, y, s});
-    }
-  std::sort(cand.begin(), cand.end(), better);
-  const size_t limit = all ? cand.size() : size_t(std::max(k, 1));
-  std::vector<Position> kept;
-  if (min_distance <= 1) {
-    cand.resize(std::min(cand.size(), limit));
-    return cand;
-  }
-  // Kept positions bucketed in cells of D x D: a conflict lies in the 3 x 3 cells around.
-  const int d = min_distance;
-  const int cw = map_width / d + 1, ch = map_height / d + 1;
-  std::vector<std::vector<int>> cells(size_t(cw) * size_t(ch));
-  for (const Position& p : cand) {
-    if (kept.size() >= limit) break;
-    const int cx = p.x / d, cy = p.y / d;
-    bool clear = true;
-    for (int yy = std::max(0, cy - 1); clear && yy <= std::min(ch - 1, cy + 1); ++yy)
-      for (int xx = std::max(0, cx - 1); clear && xx <= std::min(cw - 1, cx + 1); ++xx)
-        for (int i : cells[size_t(yy) * size_t(cw) + size_t(xx)]) {
-          const Position& q = kept[size_t(i)];
-          if (std::abs(p.x - q.x) < d && std::abs(p.y - q.y) < d) {
-            clear = false;
-            break;
-          }
-        }
-    if (!clear) continue;
-    cells[size_t(cy) * size_t(cw) + size_t(cx)].push_back(int(kept.size()));
-    kept.push_back(p);
-  }
-  return kept;
-}
-
 uint64_t score_at(const Image& gray_source, const Image& gray_template, Metric metric, int x,
                   int y, const Image* mask) {
   if (mask && !mask->empty()) return mask::rank_at(gray_source, gray_template, *mask, metric, x, y);

@@ -43,11 +43,23 @@ struct SourceCache {
   Tally upload{"the source's upload"}, transform{"the source's transform"};
 };
 
+// Every match, or the K best at least D apart (--all --max-score/--min-score S, --min-distance D;
+// select.hpp). The caller picks them from Result::map (select_matches); a version whose map is
+// not exact everywhere (a double FFT past its rounding bound) reads this to make it exact at
+// every position the choice could report (select.hpp: settle).
+struct Selection {
+  bool all = false;       // every position ranking at most max_rank
+  uint64_t max_rank = 0;  // the threshold as a rank (rank_of: for the normed metrics, a key)
+  int min_distance = 0;   // > 1: a kept position drops those closer than D in x and in y
+  bool active() const { return all || min_distance > 1; }
+};
+
 struct Params {
   Metric metric = Metric::SSD;
   Method method = Method::Auto;
   int top_k = 1;          // how many best positions to report (>= 1)
   bool want_map = false;  // fill Result::map with every score
+  Selection selection;    // with want_map: what the caller will pick from the map
   // CUDA versions: time each stage with events into Result::timings.stages (cuda-opt pays one
   // extra, ungraphed run for it). For the bench; CPU versions ignore it.
   bool stage_times = false;

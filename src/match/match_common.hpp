@@ -128,17 +128,6 @@ class TopK {
 // The `k` best positions of a full row-major score map (fewer when the map is smaller).
 std::vector<Position> select_best(const uint64_t* scores, int map_width, int map_height, int k);
 
-// Every match, or the K best, at least `min_distance` apart (--all / --top with --min-distance).
-// From an exact score map (Result::map of the direct method, every version), positions are
-// taken in the order of `better` (score, then y, then x) — with `all`, only those scoring at
-// most `max_score` — and a position is kept unless a kept one lies closer than min_distance in
-// both x and y (|dx| < D and |dy| < D): the better one always wins, so ties go to the smaller
-// y, then x. Without `all`, stops after k kept. min_distance <= 1 suppresses nothing.
-// `max_rank` is the threshold as a rank (rank_of: for NCC the key of --min-score).
-std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
-                                     int map_height, Metric metric, bool all, uint64_t max_rank,
-                                     int k, int min_distance);
-
 // The exact score of the window at (x, y), on the host (scalar loops, as seq): the neighbours
 // of the sub-pixel fit, the same bits whichever version found the match. For the normed
 // metrics its rank key (ncc::key_of of the score).

@@ -15,6 +15,7 @@
 #include "match/match_common.hpp"
 #include "match/ncc.hpp"
 #include "match/ntt.hpp"
+#include "match/select.hpp"
 
 namespace parvis {
 
@@ -408,6 +409,87 @@ void fft_repeated_runs(SelftestReport& r) {
   }
 }
 
+// The FFT method for every metric and every choice of positions (select.hpp; issue 34): the K
+// best, the K best apart, every match under a threshold (with and without suppression) equal
+// the direct method's, on noise with the template cut from it, on a smooth ramp with a flat band
+// (flat windows: ncc 0) and with a flat template (ncc 1 everywhere: ties decide). Twice on the
+// CPU versions: as the bound allows, and with it scaled by 1e6 (match.fft_bound_scale: every
+// ΣI·T moved within the wider bound, so that only select.hpp's settle re-scoring the right
+// positions gives the answer). The CUDA versions run it as they choose.
+void fft_every_choice(SelftestReport& r) {
+  const bool cpu = std::string(kVersionName).rfind("cuda-", 0) != 0;
+  const Image noise = noise_image(97, 41, 21);
+  Image ramp;
+  image_alloc(83, 47, 1, &ramp);
+  uint32_t seed = 5;
+  for (int y = 0; y < ramp.height; ++y)
+    for (int x = 0; x < ramp.width; ++x) {
+      seed = seed * 1664525u + 1013904223u;
+      ramp.at(x, y)[0] = uint8_t(y < 12 ? 128 : (x * 3 + y * 2 + int(seed >> 29)) % 256);
+    }
+  Image cut, flat = gray_image(9, 7, std::vector<int>(63, 77));
+  image_alloc(23, 11, 1, &cut);
+  for (int y = 0; y < 11; ++y)
+    for (int x = 0; x < 23; ++x) cut.at(x, y)[0] = noise.at(30 + x, 12 + y)[0];
+  struct Scene {
+    const char* name;
+    const Image *src, *tpl;
+  } scenes[] = {{"noise", &noise, &cut}, {"ramp", &ramp, &cut}, {"flat template", &ramp, &flat}};
+  match::fft::Tuning scaled = match::fft::Tuning::from_config();
+  scaled.bound_scale = 1e6;
+  for (const Scene& sc : scenes)
+    for (Metric metric : {Metric::SSD, Metric::NCC, Metric::CCorrNormed}) {
+      match::Result want;
+      if (!r.expect_ok("match fft every choice: direct", run(*sc.src, *sc.tpl, metric, 1, true, &want))) return;
+      std::vector<uint64_t> ranks(want.map.size());
+      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = match::rank_of(metric, want.map[i]);
+      const uint64_t twelfth = match::select_best(ranks.data(), want.map_width, want.map_height, 12).back().score;
+      struct Choice {
+        const char* name;
+        int top_k;
+        match::Selection sel;
+      } choices[] = {{"top 3", 3, {}}, {"top 5 apart by 4", 5, {false, 0, 4}},
+                     {"all under the 12th", 1, {true, twelfth, 3}}, {"all under the 12th, no suppression", 1, {true, twelfth, 0}}};
+      for (const match::fft::Tuning* tuning : {static_cast<const match::fft::Tuning*>(nullptr),
+                                                  static_cast<const match::fft::Tuning*>(&scaled)}) {
+        if (tuning && !cpu) continue;
+        for (const Choice& c : choices) {
+          const std::string name = std::string("match fft every choice: ") + sc.name + ", " +
+                                   match::metric_name(metric) + ", " + c.name + (tuning ? ", bound x1e6" : "");
+          match::Params p;
+          p.metric = metric;
+          p.method = Method::FFT;
+          p.top_k = c.top_k;
+          p.want_map = c.sel.active();
+          p.selection = c.sel;
+          p.fft_tuning = tuning;
+          match::MatcherPtr m;
+          match::Result got;
+          const Status s = match::matcher_create(*sc.tpl, p, &m);
+          if (!s.ok() && s.message.find("FFTW") != std::string::npos) {
+            r.skip(name, s.message);
+            continue;
+          }
+          if (!r.expect_ok(name, s) || !r.expect_ok(name, match::matcher_run(m.get(), *sc.src, &got))) continue;
+          std::vector<Position> got_pos = got.best, want_pos;
+          if (c.sel.active()) {
+            got_pos = match::select_matches(got.map, got.map_width, got.map_height, metric, c.sel.all,
+                                            c.sel.max_rank, c.top_k, c.sel.min_distance);
+            want_pos = match::select_matches(want.map, want.map_width, want.map_height, metric, c.sel.all,
+                                             c.sel.max_rank, c.top_k, c.sel.min_distance);
+          } else {
+            want_pos = match::select_best(ranks.data(), want.map_width, want.map_height, c.top_k);
+          }
+          std::string d;
+          r.check(name, same_positions(got_pos, want_pos, &d), d);
+          if (tuning)
+            r.check(name + ": re-scored past the bound", got.explain.find("re-scored directly the") != std::string::npos,
+                    got.explain);
+        }
+      }
+    }
+}
+
 // The shared top-K: order-independent, merge equals one pass.
 void top_k_helper(SelftestReport& r) {
   const std::vector<Position> all = {{3, 1, 5}, {0, 2, 5}, {1, 1, 5}, {2, 0, 9}, {0, 0, 1}, {4, 4, 5}};
@@ -471,6 +553,7 @@ void selftest_match(SelftestReport& r) {
   random_cases(r);
   normed_cases(r);
   fft_repeated_runs(r);
+  fft_every_choice(r);
   top_k_helper(r);
   ntt_correlation(r);
 }

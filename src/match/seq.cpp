@@ -181,21 +181,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
         }
         break;
       }
-      if (!is_normed(m->params.metric)) {
-        PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params.top_k, m->params.want_map,
-                            serial_exec(), rescore, out));
-        break;
-      }
-      // NCC: ΣI·T from the FFT's SSD map when it is exact (the bound held), else direct.
-      bool exact = false;
-      PARVIS_TRY(fft::run(m->fft.get(), gray_source, 1, true, serial_exec(), rescore, out, &exact));
-      if (exact) {
-        PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->tpl.width,
-                                       m->tpl.height, m->params, out));
-      } else {
-        out->explain += "; the map is not exact everywhere: the direct method instead";
-        PARVIS_TRY(match_direct(*m, gray_source, out));
-      }
+      PARVIS_TRY(fft::run(m->fft.get(), gray_source, m->params, serial_exec(), rescore, out));
       break;
     }
   }

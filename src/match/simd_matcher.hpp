@@ -196,16 +196,7 @@ inline Status run_fft(Matcher* m, const Image& src, const CpuExec& exec, Result*
     std::vector<double>().swap(res->map);
     return run_direct(m, src, exec, res);
   }
-  if (!is_normed(m->params.metric))
-    return fft::run(m->fft.get(), src, m->params.top_k, m->params.want_map, exec, rescore, res);
-  // NCC: ΣI·T from the FFT's SSD map when it is exact (the rounding bound held), else direct.
-  bool exact = false;
-  PARVIS_TRY(fft::run(m->fft.get(), src, 1, true, exec, rescore, res, &exact));
-  if (exact)
-    return normed_from_ssd_map(src, m->tsums, m->tpl.w, m->tpl.h, m->params, res, &exec, &m->window_sums);
-  res->explain += "; the map is not exact everywhere: the direct method instead";
-  std::vector<double>().swap(res->map);
-  return run_direct(m, src, exec, res);
+  return fft::run(m->fft.get(), src, m->params, exec, rescore, res);
 }
 
 inline Status run(Matcher* m, const Image& src, const CpuExec& exec, Result* out) {

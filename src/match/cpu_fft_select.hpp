@@ -1,0 +1,72 @@
+// The CPU FFT method's ranks and the choice of positions from them (cpu_fft.cpp's run; the
+// exactness argument: cpu_fft.hpp). Past the rounding bound a rank is known within two ends;
+// select.hpp's settle then re-scores exactly every position the answer could hold.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "match/cpu_exec.hpp"
+#include "match/ncc.hpp"
+#include "match/select.hpp"
+
+namespace parvis::match::fft {
+
+// How a position's exact sums make its rank: the metric, the template's ΣT, ΣT² and n = w·h.
+struct RankForm {
+  Metric metric;
+  uint64_t st, stt, n;
+};
+
+// The normed rank (ncc::key_of of ncc::score) of a window with sums ΣI = si, ΣI² = sii and the
+// exact correlation ΣI·T = sit.
+inline uint64_t sit_rank(const RankForm& f, uint64_t si, uint64_t sii, uint64_t sit) {
+  return ncc::key_of(ncc::score(f.metric == Metric::NCC, f.n, si, sii, sit, f.st, f.stt));
+}
+
+// The ends of the normed rank when ΣI·T lies within e of c (and in [0, (ΣI² + ΣT²) / 2], as
+// 2·I·T <= I² + T²). With the window sums fixed, ncc::score is monotone in ΣI·T: the numerator
+// grows over a positive denominator, and each rounding, the clamp and the flat-window cases keep
+// the order; so the scores at the ends bound the exact score, and their keys its rank.
+inline void sit_rank_bounds(const RankForm& f, uint64_t si, uint64_t sii, int64_t c, uint64_t e,
+                            uint64_t* lo, uint64_t* hi) {
+  const int64_t cap = int64_t((sii + f.stt) / 2);
+  const int64_t top = std::max<int64_t>(0, std::min(cap, c + int64_t(e)));
+  const int64_t bottom = std::max<int64_t>(0, std::min(cap, c - int64_t(e)));
+  *lo = sit_rank(f, si, sii, uint64_t(top));  // the most ΣI·T: the best end, the smallest key
+  *hi = sit_rank(f, si, sii, uint64_t(bottom));
+}
+
+// The candidates' exact SSDs (Position::score, from the version's re-scoring) made their normed
+// ranks, with ΣI and ΣI² summed over each window of the source.
+void to_ranks(const RankForm& form, const Image& src, int w, int h, const CpuExec& exec,
+              std::vector<Position>* cands);
+
+// The ranks of every position (row-major, map_w x map_h): exact in lo (hi null), or within
+// [lo, hi] past the rounding bound, each SSD within err.
+struct RankMap {
+  uint64_t* lo;
+  uint64_t* hi;
+  int map_w, map_h;
+  uint64_t err;
+};
+// Kept from run to run (a video's frames allocate nothing once warm).
+struct ChoiceScratch {
+  std::vector<FilteredTopK> tops;  // per worker (select_best_parallel)
+  std::vector<Position> best, check;
+};
+
+// res->best and, with params.want_map, res->map (score_value of each rank) from the ranks:
+//   exact      the K best (params.top_k), re-scored once more as a check of the bound; should
+//              they differ, every position is re-scored and the K best taken again;
+//   past it    select.hpp's settle: exact wherever params.selection or the K best could lie; the
+//              map holds the exact rank there and the upper end elsewhere. With `as_is` (the
+//              masked FFT, which then runs the direct method) nothing is re-scored: the map
+//              holds the upper ends.
+// `note` gets one line of what was done about rounding.
+void choose(const RankMap& ranks, const Params& params, bool as_is, double c_bound,
+            const CpuExec& exec, RankRescoreFn rescore, ChoiceScratch* scratch, Result* res,
+            char* note, size_t note_size);
+
+}  // namespace parvis::match::fft

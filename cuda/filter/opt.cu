@@ -9,7 +9,8 @@
 // the taps go through the tensor cores, exactly: integer MMA multiplies s8 by u8 and sums in s32
 // without rounding (useful work is 640 of each MMA's 4096 multiply-adds, ~16 us at the s8 peak).
 //
-// 1. convolve_mma_fixed<K, PLANES, RB> (K = 3, 5; sm_80+; variant mma, and auto's path for the
+// 1. convolve_mma_fixed<K, PLANES, RB> (K = 3, 5; sm_80+; variant mma — where the taps fit two s8
+//    planes and the divisor a magic number, else the CUDA-core kernel — and auto's path for the
 //    kernels sep does not take):
 //    One warp computes 128 consecutive output bytes of RB consecutive rows (a "unit"). The 128
 //    bytes are 8 segments of 16; per kernel row ky one mma.m16n8k32 (s8 x u8 -> s32) computes
@@ -324,10 +325,7 @@ Status version_create(const Kernel& kernel, Border border, int width, int height
   if (major < 8) f->why = "no integer MMA m16n8k32 below compute capability 8.0";
   else if (!two_planes) f->why = "taps beyond two s8 digit planes (|tap| > 32639)";
   else if (!f->divider.exact) f->why = "a divisor without a 32-bit magic number (>= 2^23)";
-  if (!f->why.empty()) {
-    if (name == "mma") return Status::bad_input("filter variant mma: " + f->why);
-    mma = false;
-  }
+  if (!f->why.empty()) mma = false;  // variant mma too: the MMA kernels where they apply, else direct
   if (mma) {
     const bool fixed = (kernel.size == 3 || kernel.size == 5) && f->chunks == 1;
     f->path = fixed ? OptPath::MmaFixed : OptPath::MmaAny;

@@ -35,7 +35,8 @@ FilterTuning tuning_from_config();
 
 // cuda-opt's defaults for what `t` leaves open, on a device of compute capability `cc_major`
 // with a K x K kernel (the one place they are set):
-//   variant "auto" (the cost model of opt.cu: sep where it applies, else mma, else direct);
+//   variant "auto" (the cost model of opt.cu: sep where it applies, else mma, else direct; "sep"
+//   and "mma" force their kernel where it applies, and take auto's path elsewhere);
 //   256 threads a block;
 //   sep: the cp.async kernel where the device has cp.async (8.0), the register kernel below
 //   (decision 017); with the cp.async kernel at 3x3 strips of 8 rows (the warps resident at once

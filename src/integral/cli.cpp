@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli/cli.hpp"
 #include "common/npy.hpp"
 #include "common/output.hpp"
@@ -23,10 +25,12 @@ DType npy_dtype(integral::Type t) {
 }
 
 // A line on stderr when the run passes one second ("... running"), then every 10 s, and the
-// end; nothing for short runs.
+// end; nothing for short runs, and nothing when stderr is not a terminal (a script reading it
+// gets one error line or none, however long a CUDA context takes to start).
 class Progress {
  public:
   explicit Progress(std::string what) : what_(std::move(what)), t0_(now_ms()) {
+    if (!isatty(2)) return;
     thread_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(mutex_);
       for (double wait = 1.0; !done_; wait = 10.0) {
@@ -43,7 +47,7 @@ class Progress {
       done_ = true;
     }
     cv_.notify_all();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     if (printed_)
       std::fprintf(stderr, "parvis %s: %s done, %.1f s\n", kVersionName, what_.c_str(),
                    (now_ms() - t0_) / 1000);

@@ -4,7 +4,7 @@
 // the index arithmetic (alignment variants, chunks, margins, layer groups, odd sizes) where
 // no GPU is at hand. Exit 0 when every case matches bit for bit. Build and run with
 //   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/blur_emulate.cu src/blur/blur.cpp \
-//        src/common/image.cpp src/common/cli.cpp -o /tmp/blur_emulate && /tmp/blur_emulate
+//        src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp -o /tmp/blur_emulate && /tmp/blur_emulate
 #include <cstdio>
 #include <cstring>
 #include <vector>

@@ -4,7 +4,7 @@
 // seq's normed_row_from_ssd / select_best on random images of odd sizes, flat templates and flat
 // windows, for ncc and ccorr-normed. Needs nvcc but no GPU. Exit 0 when everything matches:
 //   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/normed_emulate.cu src/match/match.cpp \
-//        src/match/mask.cpp src/common/image.cpp src/common/cli.cpp tests/cuda/emulate_link.cpp \
+//        src/match/mask.cpp src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp tests/cuda/emulate_link.cpp \
 //        -o build/normed_emulate && build/normed_emulate
 #include <cstdio>
 #include <cstring>

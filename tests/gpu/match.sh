@@ -49,7 +49,7 @@ emulate() {
 }
 # (Every emulation of match code links tests/cuda/emulate_link.cpp: match.cpp's weak
 # matcher_run_rgb calls matcher_run, which only the versions define; and mask.cpp.)
-EMU_LINK="src/match/mask.cpp src/match/match.cpp src/common/image.cpp src/common/cli.cpp tests/cuda/emulate_link.cpp"
+EMU_LINK="src/match/mask.cpp src/match/match.cpp src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp tests/cuda/emulate_link.cpp"
 emulate normed-emulate tests/cuda/normed_emulate.cu $EMU_LINK
 gpu_test test-match-ncc-host PARVIS_TUNING=match.ncc_host=1 -- cuda-opt --only matchncc
 # NCC / ccorr-normed (match_ncc.cases run above, as matchncc-*): the maps against their

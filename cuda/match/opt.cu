@@ -358,14 +358,25 @@ Method choose_masked(const Matcher& m, std::string* why) {
   return fft ? Method::FFT : Method::Direct;
 }
 
+// The normed metrics on the device (opt_normed.cu); match.ncc_host=1 or a map too large for
+// its grids: on the host, from an exact SSD map.
+bool normed_device(const Matcher& m) {
+  return is_normed(m.asked.metric) && !m.tuning.ncc_host && normed_device_fits(m);
+}
+
 Method choose(const Matcher& m, std::string* why) {
   if (m.params.metric == Metric::SAD) {
     *why = "auto chose direct: SAD has no FFT form";
     return Method::Direct;
   }
+  // Where the NTT cannot take the template, cuFFT serves SSD's K best without a map, and the
+  // normed metrics on the device except for a --map (opt_normed.cu: its map is approximate).
   std::string no_ntt;
-  if (m.params.want_map && !ntt_eligible(m, &no_ntt)) {  // the normed metrics read a map too
-    *why = "auto chose direct: the run reads a score map, which direct gives exactly (no NTT: " +
+  const bool cufft_serves = is_normed(m.asked.metric)
+                                ? normed_device(m) && !(m.asked.want_map && !m.asked.selection.active())
+                                : !m.params.want_map;
+  if (!cufft_serves && !ntt_eligible(m, &no_ntt)) {
+    *why = "auto chose direct: the run reads an exact score map, which direct gives (no NTT: " +
            no_ntt + ")";
     return Method::Direct;
   }
@@ -424,21 +435,25 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     method = choose(*m, &out->explain);
   else
     out->explain.assign(method_name(method)).append(", as asked");
-  // The normed metrics and a choice of positions (Params::selection) read the map: exact from
-  // the direct kernels and from the NTT, not from cuFFT (whose map is exact near the best only).
+  // The normed metrics and a choice of positions (Params::selection) read a map. The direct
+  // kernels' and the NTT's are exact; cuFFT's (exact near the best only) serves the normed
+  // metrics on the device, settled there (opt_normed.cu), but not a choice of SSD positions nor
+  // the host's normed path.
   std::string no_ntt;
-  if (method == Method::FFT && (is_normed(m->asked.metric) || m->params.selection.active()) &&
-      !ntt_eligible(*m, &no_ntt)) {
+  const bool normed = is_normed(m->asked.metric), ntt = ntt_eligible(*m, &no_ntt);
+  if (method == Method::FFT && !ntt &&
+      (normed ? !normed_device(*m) : m->params.selection.active())) {
     method = Method::Direct;
-    out->explain.append("; the run reads a score map and the NTT cannot take it (")
+    out->explain.append("; the run reads an exact score map and the NTT cannot take it (")
         .append(no_ntt)
-        .append("): the direct method's exact map");
+        .append("): the direct method's");
   }
   out->explain.append(m->tuning_note);
   if (host) out->explain.append(m->upload_tuning_note);
   // The normed metrics on the device (opt_normed.cu); match.ncc_host=1: on the host, as before.
-  if (is_normed(m->asked.metric) && !m->tuning.ncc_host && normed_device_fits(*m))
-    return run_normed(*m, gray_source, method == Method::FFT, out);
+  if (normed_device(*m))
+    return run_normed(*m, gray_source,
+                      method != Method::FFT ? NormedMap::Direct : ntt ? NormedMap::Ntt : NormedMap::Fft, out);
   if (method == Method::FFT)
     PARVIS_TRY(run_fft(*m, gray_source, out));
   else

@@ -174,7 +174,8 @@ struct Matcher {
   // The normed metrics on the device (opt_normed.cu), per source size.
   DeviceBuffer<uint64_t> d_norm_ci, d_norm_cq, d_norm_ssd64, d_norm_keys;
   DeviceBuffer<uint32_t> d_norm_ssd32;
-  DeviceBuffer<double> d_norm_map;
+  DeviceBuffer<double> d_norm_map, d_norm_approx;
+  DeviceBuffer<uint64_t> d_norm_lo, d_norm_hi;  // cuFFT: the ranks' ends
   DeviceBuffer<opt::DeviceOut> d_norm_best;
   PinnedBuffer<opt::DeviceOut> h_norm_best;
 
@@ -237,9 +238,11 @@ Status run_direct(Matcher& m, const Image& src, Result* res);
 Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded);
 // The exact SSD map of m.params on the stream: into map32 where direct_fast, else into map64.
 Status enqueue_ssd_map(Matcher& m, uint32_t* map32, uint64_t* map64);
-// opt_normed.cu: NCC / ccorr-normed (m.asked) on the device, from the exact SSD map.
-// ntt: the SSD map from the exact NTT (ntt_eligible), else from the direct kernels.
-Status run_normed(Matcher& m, const Image& src, bool ntt, Result* res);
+// opt_normed.cu: NCC / ccorr-normed (m.asked) on the device, from an SSD map: the direct
+// kernels' or the exact NTT's (exact), or cuFFT's (approximate: each rank within its ends, the
+// positions the answer could hold re-scored exactly, select.hpp's settle).
+enum class NormedMap { Direct, Ntt, Fft };
+Status run_normed(Matcher& m, const Image& src, NormedMap from, Result* res);
 bool normed_device_fits(const Matcher& m);  // the grids of run_normed hold the map
 // opt_ntt.cu
 bool ntt_eligible(const Matcher& m, std::string* why_not);
@@ -251,6 +254,8 @@ Status enqueue_ntt_map(Matcher& m, uint32_t* map);
 Status run_fft(Matcher& m, const Image& src, Result* res);
 // cuFFT's approximate SSD map likewise; *e the bound on |approx - exact| (opt_mask_fft.cu).
 Status enqueue_fft_map(Matcher& m, double* map, double* e);
+// The exact SSD of each of `count` positions into exact[] (zeroed here), on m.stream.
+Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, unsigned long long* exact);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
 bool mask_fft_applies(const Matcher& m, std::string* why_not);
 Status run_mask_fft(Matcher& m, const Image& src, Result* res);

@@ -15,6 +15,11 @@
 //      the double when a map is asked for; each block's smallest key -> atomicMin;
 //   W4 normed_tie: of the positions holding that key, the smallest index (y, then x: seq's
 //      order) -> atomicMin.
+// cuFFT (--method fft, or auto, where the NTT cannot take the template): its approximate SSD map
+// (opt_fft.cu, |error| <= e) instead of the exact one, then
+//   W5 normed_bounds: each position's rank ends (ncc::key_ends: ΣI·T within the bound) -> host;
+//   settle (select.hpp) on the host picks the positions the answer could hold, and
+//   W6 exact SSD of each (opt_fft.cu's rescore_select) -> candidate_keys -> their exact keys.
 // Sources too tall for the grids (map_h > 524,280) and match.ncc_host=1 take the former path (SSD map to the host, window sums and the expression
 // there: match.cpp's normed_from_ssd_map), for comparison.
 #include <algorithm>
@@ -25,6 +30,7 @@
 #include "match/ncc.hpp"
 #include "match/opt_matcher.cuh"
 #include "match/opt_normed.cuh"
+#include "match/select.hpp"
 
 namespace parvis::match::opt {
 
@@ -99,6 +105,122 @@ __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_tie(const uint6
   if (keys[idx] == best->min_key) atomicMin(&best->count, unsigned(idx));
 }
 
+// W5. The ends of each position's rank from cuFFT's SSD (|approx − SSD| <= e): ΣI·T =
+// (ΣI² + ΣT² − SSD) / 2 within [lo, hi], widened by one unit for the doubles' rounding here.
+__global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_bounds(
+    const uint64_t* pi, const uint64_t* pq, int ld, const double* approx, double e, int w, int map_w,
+    int map_h, Consts c, uint64_t* lo, uint64_t* hi) {
+  const int x = blockIdx.x * kKeyBlockX + threadIdx.x, y = blockIdx.y * kKeyBlockY + threadIdx.y;
+  if (x >= map_w || y >= map_h) return;
+  const size_t idx = size_t(y) * map_w + x, r = size_t(y) * ld;
+  const uint64_t si = pi[r + x + w] - pi[r + x], sii = pq[r + x + w] - pq[r + x];
+  const double whole = double(sii + c.stt);  // < 2^53: exact
+  const double sit_lo = floor((whole - approx[idx] - e) * 0.5) - 1.0;
+  const double sit_hi = ceil((whole - approx[idx] + e) * 0.5) + 1.0;
+  ncc::key_ends(c.coeff, c.n, si, sii, int64_t(sit_lo), int64_t(sit_hi), c.st, c.stt, lo + idx, hi + idx);
+}
+
+// W6. The exact keys of the candidates from their exact SSDs.
+__global__ void candidate_keys(const int2* cand, unsigned count, const unsigned long long* exact,
+                               const uint64_t* pi, const uint64_t* pq, int ld, int w, Consts c,
+                               uint64_t* keys) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  keys[i] = ncc::key_of(score_at(pi, pq, ld, exact[i], w, cand[i].x, cand[i].y, c));
+}
+
+// W1 + W2: the row prefixes of the window column sums of I and I², rows `ld` apart.
+Status enqueue_window_prefix(Matcher& m, int ld) {
+  const int W = m.W, map_h = m.map_h();
+  const dim3 g1(div_up(size_t(W), 4 * kColThreads), div_up(size_t(map_h), kColRows));
+  window_col_sums_ii<<<g1, kColThreads, 0, m.stream>>>(m.d_src.get(), m.pitch, W, m.h, map_h,
+                                                       m.d_norm_ci.get(), m.d_norm_cq.get(), ld);
+  CUDA_CHECK_LAUNCH();
+  row_prefix<<<unsigned(map_h), kPrefixThreads, 0, m.stream>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), W, ld);
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+normed::Consts consts_of(const Matcher& m) {
+  const TemplateSums ts = template_sums(m.tpl);
+  return normed::Consts{ts.n, ts.st, ts.stt, m.asked.metric == Metric::NCC};
+}
+
+// cuFFT's map: the ranks' ends on the device, the choice on the host (select.hpp's settle), the
+// candidates re-scored exactly on the device.
+Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
+  const int map_w = m.map_w(), map_h = m.map_h();
+  const size_t n = size_t(map_w) * map_h;
+  cudaStream_t s = m.stream;
+  PARVIS_TRY(m.d_norm_approx.alloc(n));
+  PARVIS_TRY(m.d_norm_lo.alloc(n));
+  PARVIS_TRY(m.d_norm_hi.alloc(n));
+  PARVIS_TRY(timed_upload(m, src, true));
+  double e = 0;
+  PARVIS_TRY(enqueue_fft_map(m, m.d_norm_approx.get(), &e));
+  PARVIS_TRY(enqueue_window_prefix(m, ld));
+  const Consts c = consts_of(m);
+  const dim3 kb(kKeyBlockX, kKeyBlockY), kg(div_up(size_t(map_w), kKeyBlockX), div_up(size_t(map_h), kKeyBlockY));
+  normed_bounds<<<kg, kb, 0, s>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.d_norm_approx.get(), e, m.w,
+                                  map_w, map_h, c, m.d_norm_lo.get(), m.d_norm_hi.get());
+  CUDA_CHECK_LAUNCH();
+  std::vector<uint64_t> lo, hi;
+  PARVIS_TRY(alloc_host(&lo, n));
+  PARVIS_TRY(alloc_host(&hi, n));
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  CUDA_CHECK(cudaMemcpyAsync(lo.data(), m.d_norm_lo.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(hi.data(), m.d_norm_hi.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
+
+  const double t0 = now_ms();
+  DeviceBuffer<int2> d_cand;
+  DeviceBuffer<unsigned long long> d_exact;
+  DeviceBuffer<uint64_t> d_keys;
+  std::vector<int2> cand;
+  std::vector<uint64_t> keys;
+  Status failed = Status::Ok();
+  auto rescore = [&](std::vector<Position>* ps) {
+    const unsigned count = unsigned(ps->size());
+    if (!failed.ok() || count == 0) return;
+    failed = [&]() -> Status {
+      cand.resize(count);
+      keys.resize(count);
+      for (unsigned i = 0; i < count; ++i) cand[i] = make_int2((*ps)[i].x, (*ps)[i].y);
+      PARVIS_TRY(d_cand.alloc(count));
+      PARVIS_TRY(d_exact.alloc(count));
+      PARVIS_TRY(d_keys.alloc(count));
+      CUDA_CHECK(cudaMemcpyAsync(d_cand.get(), cand.data(), count * sizeof(int2), cudaMemcpyHostToDevice, s));
+      PARVIS_TRY(enqueue_exact_ssd(m, d_cand.get(), count, d_exact.get()));
+      candidate_keys<<<div_up(size_t(count), 256), 256, 0, s>>>(d_cand.get(), count, d_exact.get(),
+                                                              m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.w, c,
+                                                              d_keys.get());
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaMemcpyAsync(keys.data(), d_keys.get(), count * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      for (unsigned i = 0; i < count; ++i) (*ps)[i].score = keys[i];
+      return Status::Ok();
+    }();
+  };
+  Settled settled;
+  settle(lo.data(), hi.data(), map_w, map_h, m.asked.top_k, m.asked.selection, rescore, &settled);
+  PARVIS_TRY(failed);
+  res->best = std::move(settled.best);
+  if (m.asked.want_map) {  // exact wherever the answer could lie; elsewhere the rank's worse end
+    PARVIS_TRY(alloc_host(&res->map, n));
+    for (size_t i = 0; i < n; ++i) res->map[i] = ncc::score_of_key(hi[i]);
+  }
+  res->timings.compute_ms += now_ms() - t0;
+  res->method_used = Method::FFT;
+  char note[200];
+  std::snprintf(note, sizeof note,
+                ": ΣI·T from cuFFT's SSD map (each within %.3g), window sums and the rank ends on the "
+                "device, the %zu positions the answer could hold re-scored exactly (select.hpp: settle) (",
+                e, settled.rescored);
+  res->explain = std::string(metric_name(m.asked.metric)) + note + res->explain + ")";
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool normed_device_fits(const Matcher& m) {
@@ -107,7 +229,8 @@ bool normed_device_fits(const Matcher& m) {
          div_up(map_h, kColRows) <= 65535u && div_up(map_h, kKeyBlockY) <= 65535u;
 }
 
-Status run_normed(Matcher& m, const Image& src, bool ntt, Result* res) {
+Status run_normed(Matcher& m, const Image& src, NormedMap from, Result* res) {
+  const bool ntt = from == NormedMap::Ntt;
   const int map_w = m.map_w(), map_h = m.map_h(), W = m.W;
   const size_t n = size_t(map_w) * map_h;
   if (n > 0xffffffffull) return Status::bad_input("normed match: more than 2^32 positions");
@@ -119,6 +242,7 @@ Status run_normed(Matcher& m, const Image& src, bool ntt, Result* res) {
   // Buffers, per source size (DeviceBuffer::alloc keeps an allocation of the same size).
   PARVIS_TRY(m.d_norm_ci.alloc(size_t(ld) * map_h));
   PARVIS_TRY(m.d_norm_cq.alloc(size_t(ld) * map_h));
+  if (from == NormedMap::Fft) return normed_from_fft(m, src, ld, res);
   uint32_t* ssd32 = nullptr;
   uint64_t* ssd64 = nullptr;
   if (ntt || m.direct_fast) {
@@ -146,14 +270,8 @@ Status run_normed(Matcher& m, const Image& src, bool ntt, Result* res) {
     PARVIS_TRY(enqueue_ntt_map(m, ssd32));
   else
     PARVIS_TRY(enqueue_ssd_map(m, ssd32, ssd64));
-  const dim3 g1(div_up(size_t(W), 4 * kColThreads), div_up(size_t(map_h), kColRows));
-  window_col_sums_ii<<<g1, kColThreads, 0, s>>>(m.d_src.get(), m.pitch, W, m.h, map_h,
-                                                m.d_norm_ci.get(), m.d_norm_cq.get(), ld);
-  CUDA_CHECK_LAUNCH();
-  row_prefix<<<unsigned(map_h), kPrefixThreads, 0, s>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), W, ld);
-  CUDA_CHECK_LAUNCH();
-  const TemplateSums ts = template_sums(m.tpl);
-  const normed::Consts c{ts.n, ts.st, ts.stt, m.asked.metric == Metric::NCC};
+  PARVIS_TRY(enqueue_window_prefix(m, ld));
+  const normed::Consts c = consts_of(m);
   const dim3 kb(kKeyBlockX, kKeyBlockY), kg(div_up(size_t(map_w), kKeyBlockX),
                                            div_up(size_t(map_h), kKeyBlockY));
   if (top1) {

@@ -25,17 +25,10 @@ inline uint64_t sit_rank(const RankForm& f, uint64_t si, uint64_t sii, uint64_t 
   return ncc::key_of(ncc::score(f.metric == Metric::NCC, f.n, si, sii, sit, f.st, f.stt));
 }
 
-// The ends of the normed rank when ΣI·T lies within e of c (and in [0, (ΣI² + ΣT²) / 2], as
-// 2·I·T <= I² + T²). With the window sums fixed, ncc::score is monotone in ΣI·T: the numerator
-// grows over a positive denominator, and each rounding, the clamp and the flat-window cases keep
-// the order; so the scores at the ends bound the exact score, and their keys its rank.
+// The ends of the normed rank when ΣI·T lies within e of c (ncc::key_ends).
 inline void sit_rank_bounds(const RankForm& f, uint64_t si, uint64_t sii, int64_t c, uint64_t e,
                             uint64_t* lo, uint64_t* hi) {
-  const int64_t cap = int64_t((sii + f.stt) / 2);
-  const int64_t top = std::max<int64_t>(0, std::min(cap, c + int64_t(e)));
-  const int64_t bottom = std::max<int64_t>(0, std::min(cap, c - int64_t(e)));
-  *lo = sit_rank(f, si, sii, uint64_t(top));  // the most ΣI·T: the best end, the smallest key
-  *hi = sit_rank(f, si, sii, uint64_t(bottom));
+  ncc::key_ends(f.metric == Metric::NCC, f.n, si, sii, c - int64_t(e), c + int64_t(e), f.st, f.stt, lo, hi);
 }
 
 // The candidates' exact SSDs (Position::score, from the version's re-scoring) made their normed

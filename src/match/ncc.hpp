@@ -98,6 +98,22 @@ PARVIS_NCC_HD double score(bool coeff, uint64_t n, uint64_t si, uint64_t sii, ui
   return r == 0.0 ? 0.0 : r;
 }
 
+// The ends of the rank key of a window whose exact ΣI·T lies in [sit_lo, sit_hi] (signed: the
+// ends of an approximate correlation), clamped to [0, (ΣI² + ΣT²) / 2] (2·I·T <= I² + T²). With
+// the window sums fixed, score() is monotone in ΣI·T: the numerator grows over a positive
+// denominator, and each rounding, the clamp and the flat-window cases keep the order. So the
+// keys of the scores at the ends bound the exact key: *lo (from sit_hi, the best end) <= key <=
+// *hi. The FFT methods in double, past their rounding bound (cpu_fft.cpp, cuda/match/opt_normed.cu).
+PARVIS_NCC_HD uint64_t key_of(double r);
+PARVIS_NCC_HD void key_ends(bool coeff, uint64_t n, uint64_t si, uint64_t sii, int64_t sit_lo,
+                            int64_t sit_hi, uint64_t st, uint64_t stt, uint64_t* lo, uint64_t* hi) {
+  const int64_t cap = int64_t((sii + stt) / 2);
+  sit_lo = sit_lo < 0 ? 0 : sit_lo > cap ? cap : sit_lo;
+  sit_hi = sit_hi < 0 ? 0 : sit_hi > cap ? cap : sit_hi;
+  *lo = key_of(score(coeff, n, si, sii, uint64_t(sit_hi), st, stt));
+  *hi = key_of(score(coeff, n, si, sii, uint64_t(sit_lo), st, stt));
+}
+
 // The rank key of a score: larger scores get smaller keys, so that Position::score holds
 // it and `better` (smallest first, then y, then x) ranks NCC like SSD. The IEEE bits of a
 // double, sign-flipped into an unsigned order, then complemented. Scores are never NaN.

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "match/fft_wobble.hpp"
 #include "match/ncc.hpp"
 #include "match/opt_matcher.cuh"
 #include "match/opt_normed.cuh"
@@ -107,16 +108,18 @@ __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_tie(const uint6
 
 // W5. The ends of each position's rank from cuFFT's SSD (|approx − SSD| <= e): ΣI·T =
 // (ΣI² + ΣT² − SSD) / 2 within [lo, hi], widened by one unit for the doubles' rounding here.
+// `wobble_width` > 0: match.fft_bound_scale's test hook (fft_wobble.hpp), e already scaled.
 __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_bounds(
-    const uint64_t* pi, const uint64_t* pq, int ld, const double* approx, double e, int w, int map_w,
-    int map_h, Consts c, uint64_t* lo, uint64_t* hi) {
+    const uint64_t* pi, const uint64_t* pq, int ld, const double* approx, double e,
+    double wobble_width, int w, int map_w, int map_h, Consts c, uint64_t* lo, uint64_t* hi) {
   const int x = blockIdx.x * kKeyBlockX + threadIdx.x, y = blockIdx.y * kKeyBlockY + threadIdx.y;
   if (x >= map_w || y >= map_h) return;
   const size_t idx = size_t(y) * map_w + x, r = size_t(y) * ld;
   const uint64_t si = pi[r + x + w] - pi[r + x], sii = pq[r + x + w] - pq[r + x];
   const double whole = double(sii + c.stt);  // < 2^53: exact
-  const double sit_lo = floor((whole - approx[idx] - e) * 0.5) - 1.0;
-  const double sit_hi = ceil((whole - approx[idx] + e) * 0.5) + 1.0;
+  const double a = wobble_width > 0 ? approx[idx] + wobble_width * wobble(x, y) : approx[idx];
+  const double sit_lo = floor((whole - a - e) * 0.5) - 1.0;
+  const double sit_hi = ceil((whole - a + e) * 0.5) + 1.0;
   ncc::key_ends(c.coeff, c.n, si, sii, int64_t(sit_lo), int64_t(sit_hi), c.st, c.stt, lo + idx, hi + idx);
 }
 
@@ -158,11 +161,14 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
   PARVIS_TRY(timed_upload(m, src, true));
   double e = 0;
   PARVIS_TRY(enqueue_fft_map(m, m.d_norm_approx.get(), &e));
+  const double scale = m.tuning.fft_bound_scale > 1 ? m.tuning.fft_bound_scale : 1.0;
+  const double wobble_width = e * scale - e;
+  e *= scale;
   PARVIS_TRY(enqueue_window_prefix(m, ld));
   const Consts c = consts_of(m);
   const dim3 kb(kKeyBlockX, kKeyBlockY), kg(div_up(size_t(map_w), kKeyBlockX), div_up(size_t(map_h), kKeyBlockY));
-  normed_bounds<<<kg, kb, 0, s>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.d_norm_approx.get(), e, m.w,
-                                  map_w, map_h, c, m.d_norm_lo.get(), m.d_norm_hi.get());
+  normed_bounds<<<kg, kb, 0, s>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.d_norm_approx.get(), e,
+                                  wobble_width, m.w, map_w, map_h, c, m.d_norm_lo.get(), m.d_norm_hi.get());
   CUDA_CHECK_LAUNCH();
   std::vector<uint64_t> lo, hi;
   PARVIS_TRY(alloc_host(&lo, n));

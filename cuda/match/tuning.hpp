@@ -30,6 +30,9 @@ struct MatchTuning {
   // match.fft_tune: cuFFT's padded size timed among a few candidates once per source size
   // (opt_fft_size.cu); 0: the smallest 7-smooth size, untimed.
   bool fft_tune = true;
+  // match.fft_bound_scale (a test hook, >= 1; src/match/fft_wobble.hpp): cuFFT's bound on the
+  // normed metrics' path multiplied, each SSD moved within the added width (opt_normed.cu).
+  double fft_bound_scale = 1;
 
   static MatchTuning from_config() {
     MatchTuning t;
@@ -40,6 +43,7 @@ struct MatchTuning {
     const std::string rows = config::tuning_word("match.direct_rows", "auto");
     t.direct_rows = rows == "auto" ? 0 : std::atoi(rows.c_str());
     t.fft_tune = config::tuning_flag("match.fft_tune", t.fft_tune);
+    t.fft_bound_scale = config::tuning_real("match.fft_bound_scale", t.fft_bound_scale);
     return t;
   }
 
@@ -47,7 +51,8 @@ struct MatchTuning {
     return std::string("tuning: ntt=") + (ntt ? "1" : "0") + " ncc_host=" + (ncc_host ? "1" : "0") +
            " mapped_result=" + (mapped_result ? "1" : "0") + " graph=" + (graph ? "1" : "0") +
            " direct_rows=" + (direct_rows ? std::to_string(direct_rows) : std::string("auto")) +
-           " fft_tune=" + (fft_tune ? "1" : "0");
+           " fft_tune=" + (fft_tune ? "1" : "0") +
+           (fft_bound_scale > 1 ? " fft_bound_scale=" + std::to_string(fft_bound_scale) : std::string());
   }
 };
 

@@ -34,7 +34,7 @@ const Key kKeys[] = {
     {"match.graph", Kind::Flag, 0, 1, nullptr, "cuda-opt: the pipelines replayed as CUDA graphs"},
     {"match.direct_rows", Kind::Word, 0, 0, "auto|4|8", "cuda-opt: output rows a direct_dp4a thread computes (auto: by size)"},
     {"match.fft_tune", Kind::Flag, 0, 1, nullptr, "cuda-opt: time the candidate cuFFT sizes once per size (0: the smallest good size)"},
-    {"match.fft_bound_scale", Kind::Real, 1, 1e12, nullptr, "CPU FFT, test hook: multiply the rounding bound and move each sum(I*T) within it (forces re-scoring)"},
+    {"match.fft_bound_scale", Kind::Real, 1, 1e12, nullptr, "FFT in double (CPU; cuda-opt's normed cuFFT path), test hook: multiply the rounding bound and move each value within it (forces re-scoring)"},
     {"match.fft_profile", Kind::Word, 0, 0, "0|1|cpu", "CPU FFT: each stage's time on stderr (1: wall clock, cpu: the process's CPU time)"},
     {"match.fftw_buffering", Kind::Flag, 0, 1, nullptr, "CPU FFT: FFTW's buffered solvers (0: FFTW_NO_BUFFERING, no malloc per transform)"},
     {"match.hugepages", Kind::Flag, 0, 1, nullptr, "CPU FFT: buffers advised as transparent huge pages"},

@@ -15,6 +15,7 @@
 #include "match/match_common.hpp"
 
 #include "match/cpu_fft_select.hpp"
+#include "match/fft_wobble.hpp"
 #include "match/cpu_fftw.hpp"
 
 namespace parvis::match::fft {
@@ -360,14 +361,6 @@ static double fft_rounding_bound(const Plan& p, double src_l1, double src_l2) {
   return 2.0 * bound;
 }
 
-// A fixed pseudo-random value in [-1, 1] per position (match.fft_bound_scale's wobble).
-static inline double wobble(int x, int y) {
-  uint32_t v = uint32_t(x) * 73856093u ^ uint32_t(y) * 19349663u;
-  v *= 0x9E3779B1u;
-  v ^= v >> 15;
-  return double(int32_t(v)) / 2147483648.0;
-}
-
 // Round to the nearest integer without a libm call: adding and subtracting 1.5·2^52 leaves
 // an integer for |v| < 2^51 (ΣI·T < 2^31 · 255² < 2^47).
 static inline double round_to_integer(double v) {
@@ -468,10 +461,8 @@ Status run(Plan* p, const Image& src, const Params& params, const CpuExec& exec,
 
   const double src_l2 = std::sqrt(double(sum_l2sq));
   const double true_bound = fft_rounding_bound(*p, double(sum_l1), src_l2);
-  // match.fft_bound_scale (a test hook) multiplies the bound, and moves each ΣI·T by a fixed
-  // pseudo-random amount within the added width (wobble): the values then really are off by up
-  // to the bound the run assumes, so only a correct re-scoring of every position the answer
-  // could hold gives the exact answer (the selftest's "match fft every choice").
+  // match.fft_bound_scale (a test hook: fft_wobble.hpp) multiplies the bound and moves each ΣI·T
+  // within the added width (the selftest's "match fft every choice").
   const double c_bound = true_bound * std::max(1.0, p->tuning.bound_scale);
   const double wobble_width = c_bound - true_bound;
   const bool exact = c_bound < 0.5;

@@ -364,17 +364,22 @@ bool normed_device(const Matcher& m) {
   return is_normed(m.asked.metric) && !m.tuning.ncc_host && normed_device_fits(m);
 }
 
+// cuFFT's map serves the normed metrics on the device, settled where the answer could lie
+// (opt_normed.cu), except for a --map of their own: its other scores would be approximate, and
+// the normed maps are exact on every version.
+bool cufft_serves_normed(const Matcher& m) {
+  return normed_device(m) && !(m.asked.want_map && !m.asked.selection.active());
+}
+
 Method choose(const Matcher& m, std::string* why) {
   if (m.params.metric == Metric::SAD) {
     *why = "auto chose direct: SAD has no FFT form";
     return Method::Direct;
   }
   // Where the NTT cannot take the template, cuFFT serves SSD's K best without a map, and the
-  // normed metrics on the device except for a --map (opt_normed.cu: its map is approximate).
+  // normed metrics on the device (cufft_serves_normed).
   std::string no_ntt;
-  const bool cufft_serves = is_normed(m.asked.metric)
-                                ? normed_device(m) && !(m.asked.want_map && !m.asked.selection.active())
-                                : !m.params.want_map;
+  const bool cufft_serves = is_normed(m.asked.metric) ? cufft_serves_normed(m) : !m.params.want_map;
   if (!cufft_serves && !ntt_eligible(m, &no_ntt)) {
     *why = "auto chose direct: the run reads an exact score map, which direct gives (no NTT: " +
            no_ntt + ")";
@@ -442,7 +447,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   std::string no_ntt;
   const bool normed = is_normed(m->asked.metric), ntt = ntt_eligible(*m, &no_ntt);
   if (method == Method::FFT && !ntt &&
-      (normed ? !normed_device(*m) : m->params.selection.active())) {
+      (normed ? !cufft_serves_normed(*m) : m->params.selection.active())) {
     method = Method::Direct;
     out->explain.append("; the run reads an exact score map and the NTT cannot take it (")
         .append(no_ntt)

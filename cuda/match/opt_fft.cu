@@ -509,11 +509,12 @@ Status enqueue_fft_map(Matcher& m, double* map, double* e) {
   return Status::Ok();
 }
 
-Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, unsigned long long* exact) {
+Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, const unsigned* count_ptr,
+                         unsigned long long* exact) {
   if (count == 0) return Status::Ok();
   CUDA_CHECK(cudaMemsetAsync(exact, 0, size_t(count) * sizeof(unsigned long long), m.stream));
   rescore_select<<<m.num_sms * 8, kRescoreThreads, 0, m.stream>>>(
-      m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, rows_per_chunk(m.w), false, cand, nullptr,
+      m.d_src.get(), m.pitch, m.d_tpl.get(), m.w, m.h, rows_per_chunk(m.w), false, cand, count_ptr,
       count, int(count), exact, nullptr, nullptr);
   CUDA_CHECK_LAUNCH();
   return Status::Ok();

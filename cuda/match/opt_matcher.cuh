@@ -176,6 +176,9 @@ struct Matcher {
   DeviceBuffer<uint32_t> d_norm_ssd32;
   DeviceBuffer<double> d_norm_map, d_norm_approx;
   DeviceBuffer<uint64_t> d_norm_lo, d_norm_hi;  // cuFFT: the ranks' ends
+  DeviceBuffer<int2> d_norm_cand;                // cuFFT, top 1: the candidates on the device
+  DeviceBuffer<unsigned> d_norm_count;
+  DeviceBuffer<unsigned long long> d_norm_exact;
   DeviceBuffer<opt::DeviceOut> d_norm_best;
   PinnedBuffer<opt::DeviceOut> h_norm_best;
 
@@ -254,8 +257,10 @@ Status enqueue_ntt_map(Matcher& m, uint32_t* map);
 Status run_fft(Matcher& m, const Image& src, Result* res);
 // cuFFT's approximate SSD map likewise; *e the bound on |approx - exact| (opt_mask_fft.cu).
 Status enqueue_fft_map(Matcher& m, double* map, double* e);
-// The exact SSD of each of `count` positions into exact[] (zeroed here), on m.stream.
-Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, unsigned long long* exact);
+// The exact SSD of each of `count` positions into exact[] (zeroed here), on m.stream; with
+// count_ptr, of min(*count_ptr, count) positions (read on the device).
+Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, const unsigned* count_ptr,
+                         unsigned long long* exact);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
 bool mask_fft_applies(const Matcher& m, std::string* why_not);
 Status run_mask_fft(Matcher& m, const Image& src, Result* res);

@@ -39,6 +39,8 @@ namespace {
 
 using namespace normed;
 
+constexpr unsigned kNormedCandidateCap = 4096;  // cuFFT, top 1: more -> the host's settle
+
 __global__ __launch_bounds__(kColThreads) void window_col_sums_ii(const uint8_t* src, size_t pitch,
                                                                   int W, int h, int map_h,
                                                                   uint64_t* ci, uint64_t* cq,
@@ -109,18 +111,72 @@ __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_tie(const uint6
 // W5. The ends of each position's rank from cuFFT's SSD (|approx − SSD| <= e): ΣI·T =
 // (ΣI² + ΣT² − SSD) / 2 within [lo, hi], widened by one unit for the doubles' rounding here.
 // `wobble_width` > 0: match.fft_bound_scale's test hook (fft_wobble.hpp), e already scaled.
+// With `best`: each block's smallest upper end folded into best->min_key (atomicMin): the
+// threshold T of the top 1 on the device (the best's exact key is at most T).
 __global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_bounds(
     const uint64_t* pi, const uint64_t* pq, int ld, const double* approx, double e,
-    double wobble_width, int w, int map_w, int map_h, Consts c, uint64_t* lo, uint64_t* hi) {
+    double wobble_width, int w, int map_w, int map_h, Consts c, uint64_t* lo, uint64_t* hi,
+    DeviceOut* best) {
+  __shared__ cuda::BlockScratch<unsigned long long> scratch;
   const int x = blockIdx.x * kKeyBlockX + threadIdx.x, y = blockIdx.y * kKeyBlockY + threadIdx.y;
-  if (x >= map_w || y >= map_h) return;
-  const size_t idx = size_t(y) * map_w + x, r = size_t(y) * ld;
-  const uint64_t si = pi[r + x + w] - pi[r + x], sii = pq[r + x + w] - pq[r + x];
-  const double whole = double(sii + c.stt);  // < 2^53: exact
-  const double a = wobble_width > 0 ? approx[idx] + wobble_width * wobble(x, y) : approx[idx];
-  const double sit_lo = floor((whole - a - e) * 0.5) - 1.0;
-  const double sit_hi = ceil((whole - a + e) * 0.5) + 1.0;
-  ncc::key_ends(c.coeff, c.n, si, sii, int64_t(sit_lo), int64_t(sit_hi), c.st, c.stt, lo + idx, hi + idx);
+  unsigned long long top = ~0ull;
+  if (x < map_w && y < map_h) {
+    const size_t idx = size_t(y) * map_w + x, r = size_t(y) * ld;
+    const uint64_t si = pi[r + x + w] - pi[r + x], sii = pq[r + x + w] - pq[r + x];
+    const double whole = double(sii + c.stt);  // < 2^53: exact
+    const double a = wobble_width > 0 ? approx[idx] + wobble_width * wobble(x, y) : approx[idx];
+    const double sit_lo = floor((whole - a - e) * 0.5) - 1.0;
+    const double sit_hi = ceil((whole - a + e) * 0.5) + 1.0;
+    uint64_t l, h;
+    ncc::key_ends(c.coeff, c.n, si, sii, int64_t(sit_lo), int64_t(sit_hi), c.st, c.stt, &l, &h);
+    lo[idx] = l;
+    hi[idx] = h;
+    top = h;
+  }
+  if (best) {
+    top = cuda::block_min(top, scratch);
+    if (threadIdx.x == 0 && threadIdx.y == 0 && top != ~0ull) atomicMin(&best->min_key, top);
+  }
+}
+
+// Top 1 on the device, after normed_bounds: every position whose lower end is at most T
+// (best->min_key) is a candidate (at most `cap` listed; *count may pass it).
+__global__ __launch_bounds__(kKeyBlockX* kKeyBlockY) void normed_collect(
+    const uint64_t* lo, int map_w, int map_h, const DeviceOut* best, int2* cand, unsigned* count,
+    unsigned cap) {
+  const int x = blockIdx.x * kKeyBlockX + threadIdx.x, y = blockIdx.y * kKeyBlockY + threadIdx.y;
+  if (x >= map_w || y >= map_h || lo[size_t(y) * map_w + x] > best->min_key) return;
+  const unsigned i = atomicAdd(count, 1u);
+  if (i < cap) cand[i] = make_int2(x, y);
+}
+
+// Top 1: the candidates' exact keys (from their exact SSDs) and the best by (key, y, x), one
+// block: best->min_key = its key, best->count = its index (y map_w + x), best->best_score = the
+// candidates' count (more than `cap`: nothing picked, the host's settle instead).
+__global__ __launch_bounds__(1024) void normed_pick(const int2* cand, const unsigned* count,
+                                                    unsigned cap, const unsigned long long* exact,
+                                                    const uint64_t* pi, const uint64_t* pq, int ld,
+                                                    int w, int map_w, Consts c, DeviceOut* best) {
+  __shared__ cuda::BlockScratch<unsigned long long> scratch;
+  __shared__ cuda::BlockScratch<unsigned> scratch_i;
+  const unsigned n = *count;
+  unsigned long long key = ~0ull;
+  unsigned index = ~0u;
+  if (n <= cap)
+    for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
+      const unsigned long long k = ncc::key_of(score_at(pi, pq, ld, exact[i], w, cand[i].x, cand[i].y, c));
+      const unsigned at = unsigned(cand[i].y) * unsigned(map_w) + unsigned(cand[i].x);
+      if (k < key || (k == key && at < index)) key = k, index = at;
+    }
+  const unsigned long long least = cuda::block_min(key, scratch);
+  const unsigned first = cuda::block_min(key == least ? index : ~0u, scratch_i);
+  if (threadIdx.x == 0) {
+    best->best_score = n;
+    if (n <= cap) {
+      best->min_key = least;
+      best->count = first;
+    }
+  }
 }
 
 // W6. The exact keys of the candidates from their exact SSDs.
@@ -167,9 +223,51 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
   PARVIS_TRY(enqueue_window_prefix(m, ld));
   const Consts c = consts_of(m);
   const dim3 kb(kKeyBlockX, kKeyBlockY), kg(div_up(size_t(map_w), kKeyBlockX), div_up(size_t(map_h), kKeyBlockY));
+  // The best position alone (no map, no choice of several): picked on the device, 24 bytes back.
+  const bool top1 = m.asked.top_k == 1 && !m.asked.want_map && !m.asked.selection.active();
+  DeviceOut* best = m.d_norm_best.get();
+  if (top1) {
+    PARVIS_TRY(m.d_norm_cand.alloc(kNormedCandidateCap));
+    PARVIS_TRY(m.d_norm_exact.alloc(kNormedCandidateCap));
+    PARVIS_TRY(m.d_norm_count.alloc(1));
+    PARVIS_TRY(m.h_norm_best.alloc(1));
+    normed_reset<<<1, 1, 0, s>>>(best);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemsetAsync(m.d_norm_count.get(), 0, sizeof(unsigned), s));
+  }
   normed_bounds<<<kg, kb, 0, s>>>(m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.d_norm_approx.get(), e,
-                                  wobble_width, m.w, map_w, map_h, c, m.d_norm_lo.get(), m.d_norm_hi.get());
+                                  wobble_width, m.w, map_w, map_h, c, m.d_norm_lo.get(), m.d_norm_hi.get(),
+                                  top1 ? best : nullptr);
   CUDA_CHECK_LAUNCH();
+  if (top1) {
+    normed_collect<<<kg, kb, 0, s>>>(m.d_norm_lo.get(), map_w, map_h, best, m.d_norm_cand.get(),
+                                     m.d_norm_count.get(), kNormedCandidateCap);
+    CUDA_CHECK_LAUNCH();
+    PARVIS_TRY(enqueue_exact_ssd(m, m.d_norm_cand.get(), kNormedCandidateCap, m.d_norm_count.get(),
+                                 m.d_norm_exact.get()));
+    normed_pick<<<1, 1024, 0, s>>>(m.d_norm_cand.get(), m.d_norm_count.get(), kNormedCandidateCap,
+                                   m.d_norm_exact.get(), m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.w,
+                                   map_w, c, best);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+    CUDA_CHECK(cudaMemcpyAsync(m.h_norm_best.get(), best, sizeof(DeviceOut), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+    PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copy
+    const DeviceOut o = *m.h_norm_best.get();
+    if (o.best_score <= kNormedCandidateCap) {
+      if (o.count == ~0u) return Status::runtime("internal: the normed selection found no position");
+      res->best = {Position{int(o.count % unsigned(map_w)), int(o.count / unsigned(map_w)), o.min_key}};
+      res->method_used = Method::FFT;
+      char note[200];
+      std::snprintf(note, sizeof note,
+                    ": ΣI·T from cuFFT's SSD map (each within %.3g), window sums, the rank ends and the "
+                    "best on the device, its %llu candidates re-scored exactly (",
+                    e, static_cast<unsigned long long>(o.best_score));
+      res->explain = std::string(metric_name(m.asked.metric)) + note + res->explain + ")";
+      return Status::Ok();
+    }
+    // More candidates than the list holds (flat images): the host's settle below.
+  }
   std::vector<uint64_t> lo, hi;
   PARVIS_TRY(alloc_host(&lo, n));
   PARVIS_TRY(alloc_host(&hi, n));
@@ -197,7 +295,7 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
       PARVIS_TRY(d_exact.alloc(count));
       PARVIS_TRY(d_keys.alloc(count));
       CUDA_CHECK(cudaMemcpyAsync(d_cand.get(), cand.data(), count * sizeof(int2), cudaMemcpyHostToDevice, s));
-      PARVIS_TRY(enqueue_exact_ssd(m, d_cand.get(), count, d_exact.get()));
+      PARVIS_TRY(enqueue_exact_ssd(m, d_cand.get(), count, nullptr, d_exact.get()));
       candidate_keys<<<div_up(size_t(count), 256), 256, 0, s>>>(d_cand.get(), count, d_exact.get(),
                                                               m.d_norm_ci.get(), m.d_norm_cq.get(), ld, m.w, c,
                                                               d_keys.get());

@@ -361,10 +361,13 @@ void fft_repeated_runs(SelftestReport& r) {
   }
   const Image tpl = noise_image(23, 11, 5);
   const Image a = noise_image(97, 41, 11), b = noise_image(64, 50, 12);
+  match::fft::Tuning plain = match::fft::Tuning::from_config();
+  plain.bound_scale = 1;  // the bound as it is, whatever PARVIS_TUNING says (the maps must be exact)
   match::Params p;
   p.method = Method::FFT;
   p.top_k = 3;
   p.want_map = true;
+  p.fft_tuning = &plain;
   match::MatcherPtr m;
   Status s = match::matcher_create(tpl, p, &m);
   if (!s.ok()) {

@@ -57,6 +57,11 @@ gpu_test test-match-ncc-host PARVIS_TUNING=match.ncc_host=1 -- cuda-opt --only m
 python3 tests/ncc_check.py bin/cuda-naive bin/cuda-opt >"$LOG/ncc-check.log" 2>&1
 echo "ncc-check: $(tail -n1 "$LOG/ncc-check.log")"
 grep -E '^FAIL' "$LOG/ncc-check.log" | head -n 20
+# The normed metrics by cuFFT where its rounding matters (the bound widened and every value moved
+# within it, match.fft_bound_scale): equal to direct, or the re-scoring missed a position.
+tests/normed_fft_check.sh bin/cuda-opt build/testdata build/normed-fft-check >"$LOG/test-normed-fft-wobble.log" 2>&1
+echo "test-normed-fft-wobble: $(tail -n1 "$LOG/test-normed-fft-wobble.log")"
+grep -E '^FAIL' "$LOG/test-normed-fft-wobble.log" | head -n 20
 # --mask (match_mask.cases run above, as matchmask-*, and under memcheck below): the masked maps
 # against numpy's definition and OpenCV on both CUDA versions, and the shared masked kernel's
 # body on the host against seq's definition (tests/cuda/mask_emulate.cu; nvcc, no GPU).

@@ -225,6 +225,7 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
   const dim3 kb(kKeyBlockX, kKeyBlockY), kg(div_up(size_t(map_w), kKeyBlockX), div_up(size_t(map_h), kKeyBlockY));
   // The best position alone (no map, no choice of several): picked on the device, 24 bytes back.
   const bool top1 = m.asked.top_k == 1 && !m.asked.want_map && !m.asked.selection.active();
+  PARVIS_TRY(m.d_norm_best.alloc(1));
   DeviceOut* best = m.d_norm_best.get();
   if (top1) {
     PARVIS_TRY(m.d_norm_cand.alloc(kNormedCandidateCap));

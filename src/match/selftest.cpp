@@ -493,6 +493,61 @@ void fft_every_choice(SelftestReport& r) {
     }
 }
 
+// select.hpp's settle on made-up ranks: exact ranks from a hash, ends up to 40 either side (some
+// exact), the re-scoring a lookup that counts what it is asked. Every choice must equal
+// select_sorted on the exact ranks, and a position whose lower end is above the answer's last
+// rank (the K-th, or the --all threshold) must never be re-scored.
+void settle_cases(SelftestReport& r) {
+  const int W = 37, H = 23;
+  const size_t n = size_t(W) * H;
+  std::vector<uint64_t> exact(n), lo0(n), hi0(n);
+  uint32_t seed = 99;
+  for (size_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    exact[i] = 1000 + (seed >> 24) % 200;  // many ties: the order (y, x) must decide them
+    const uint64_t below = (seed >> 8) % 41, above = (seed >> 16) % 41;
+    lo0[i] = exact[i] - std::min<uint64_t>(below, exact[i]);
+    hi0[i] = exact[i] + ((seed & 7) == 0 ? 0 : above);
+    if ((seed & 7) == 0) lo0[i] = exact[i];  // an eighth exact already
+  }
+  std::vector<Position> sorted;
+  for (size_t i = 0; i < n; ++i) sorted.push_back(Position{int(i % W), int(i / W), exact[i]});
+  std::sort(sorted.begin(), sorted.end(), match::better);
+  struct Choice {
+    const char* name;
+    int top_k;
+    match::Selection sel;
+  } choices[] = {{"top 1", 1, {}},
+                 {"top 7", 7, {}},
+                 {"top 6 apart by 5", 6, {false, 0, 5}},
+                 {"top 40 apart by 9 (the threshold grows)", 40, {false, 0, 9}},
+                 {"all under 1010", 1, {true, 1010, 0}},
+                 {"all under 1030 apart by 4", 1, {true, 1030, 4}}};
+  for (const Choice& c : choices) {
+    std::vector<uint64_t> lo = lo0, hi = hi0;
+    size_t asked = 0;
+    bool wasteful = false;
+    const std::vector<Position> want = match::select_sorted(sorted, c.sel, c.top_k, W, H);
+    const uint64_t last = c.sel.all ? c.sel.max_rank : want.empty() ? 0 : want.back().score;
+    auto rescore = [&](std::vector<Position>* ps) {
+      for (Position& p : *ps) {
+        const size_t i = size_t(p.y) * W + size_t(p.x);
+        // The first round may look past the answer's last rank by the ends' width only.
+        wasteful = wasteful || (c.sel.min_distance <= 1 && lo0[i] > last + 80);
+        p.score = exact[i];
+        ++asked;
+      }
+    };
+    match::Settled got;
+    match::settle(lo.data(), hi.data(), W, H, c.top_k, c.sel, rescore, &got);
+    std::string d;
+    r.check(std::string("match settle: ") + c.name, same_positions(got.best, want, &d), d);
+    r.check(std::string("match settle: ") + c.name + ": re-scored " + std::to_string(asked) + " of " +
+                std::to_string(n) + ", none far past the answer",
+            !wasteful && asked == got.rescored && asked < n);
+  }
+}
+
 // The shared top-K: order-independent, merge equals one pass.
 void top_k_helper(SelftestReport& r) {
   const std::vector<Position> all = {{3, 1, 5}, {0, 2, 5}, {1, 1, 5}, {2, 0, 9}, {0, 0, 1}, {4, 4, 5}};
@@ -557,6 +612,7 @@ void selftest_match(SelftestReport& r) {
   normed_cases(r);
   fft_repeated_runs(r);
   fft_every_choice(r);
+  settle_cases(r);
   top_k_helper(r);
   ntt_correlation(r);
 }

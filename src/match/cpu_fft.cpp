@@ -87,9 +87,8 @@ struct Plan {
   Tuning tuning;            // filled once in prepare()
   std::string tuning_note;  // "; " + tuning.describe(), ending every run's explanation
   SourceCache* source_cache = nullptr;  // a batch's shared source (null: none)
-  uint64_t tpl_sum = 0;     // ΣT
+  uint64_t tpl_sum = 0;     // ΣT   (the bound's ‖t‖₁)
   uint64_t tpl_sq_sum = 0;  // ΣT²
-  double tpl_l1 = 0;        // ΣT   (the bound's ‖t‖₁)
   double tpl_l2 = 0;        // √ΣT² (‖t‖₂)
 
   // For the current source size.
@@ -157,7 +156,6 @@ Status prepare(const Image& gray_template, int threads, PlanPtr* out, SourceCach
       const uint64_t v = gray_template.row(y)[x];
       p->tpl_sum += v;
       p->tpl_sq_sum += v * v;
-      p->tpl_l1 += double(v);
     }
   p->tpl_l2 = std::sqrt(double(p->tpl_sq_sum));
   *out = std::move(p);
@@ -357,7 +355,8 @@ static double fft_rounding_bound(const Plan& p, double src_l1, double src_l2) {
   const double n = double(p.n0) * double(p.n1);
   const double a = std::log2(n) * 7.0 * u;
   const double template_term = std::min(src_l1 * p.tpl_l2, std::sqrt(n) * src_l2 * p.tpl_l2);
-  const double bound = a * (2.0 * src_l2 * p.tpl_l1 + template_term) + 4.0 * u * src_l2 * p.tpl_l1;
+  const double tpl_l1 = double(p.tpl_sum);  // exact: < 2^53
+  const double bound = a * (2.0 * src_l2 * tpl_l1 + template_term) + 4.0 * u * src_l2 * tpl_l1;
   return 2.0 * bound;
 }
 
@@ -477,7 +476,7 @@ Status run(Plan* p, const Image& src, const Params& params, const CpuExec& exec,
   // 1326x1025): each worker takes a band of whole chunks and keeps, per source column x, the sum
   // over the h window rows, sliding it down a row at a time (add row y+h-1, remove row y-1:
   // vectorised), then slides a w-wide sum along it for the row of windows. Exact in 64 bits.
-  const RankForm form{params.metric, p->tpl_sum, p->tpl_sq_sum, uint64_t(w) * uint64_t(h)};
+  const RankForm form{params.metric, TemplateSums{uint64_t(w) * uint64_t(h), p->tpl_sum, p->tpl_sq_sum}};
   const bool normed = is_normed(params.metric);
   const uint64_t err = exact ? 0 : uint64_t(std::ceil(2.0 * (c_bound + 0.5)));
   const uint64_t e_sit = exact ? 0 : uint64_t(std::floor(c_bound + 0.5));

@@ -68,9 +68,9 @@ using RescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 // cpu_fft_select.hpp), and appends to res->explain what it did about rounding. The passes over
 // pixels and the transforms run through `exec`: single-threaded FFTW plans on chunks of rows and
 // groups of columns split over its workers (no second thread pool). `rescore` gives exact SSDs.
-// `map_error` (when not null): nothing is re-scored past the bound, the map holds each rank's
-// upper end and *map_error the SSD's error (0: the bound held, and the map is exact): the masked
-// FFT (cpu_mask_fft.hpp), which takes only an exact map.
+// `map_error` (when not null): *map_error the SSD's error (0: the bound held, and the map is
+// exact); past the bound nothing is re-scored and no map written: the masked FFT
+// (cpu_mask_fft.hpp), which takes only an exact map.
 Status run(Plan* plan, const Image& gray_source, const Params& params, const CpuExec& exec,
            RescoreFn rescore, Result* res, uint64_t* map_error = nullptr);
 

@@ -14,7 +14,7 @@ void to_ranks(const RankForm& form, const Image& src, int w, int h, const CpuExe
       const uint8_t* r = src.row(c[i].y + j) + c[i].x;
       for (int k = 0; k < w; ++k) si += r[k], sii += uint32_t(r[k]) * r[k];
     }
-    const uint64_t sit = (sii + form.stt - c[i].score) / 2;  // exact: SSD = ΣI² − 2ΣI·T + ΣT²
+    const uint64_t sit = (sii + form.t.stt - c[i].score) / 2;  // exact: SSD = ΣI² − 2ΣI·T + ΣT²
     c[i].score = sit_rank(form, si, sii, sit);
   });
 }
@@ -66,7 +66,6 @@ void choose(const RankMap& r, const Params& params, bool as_is, double c_bound, 
   }
   if (as_is) {
     res->best.clear();
-    if (params.want_map) write_map(r.hi, params.metric, map_w, map_h, exec, res);
     std::snprintf(note, note_size, "rounding bound on sum(I*T) %.3g >= 0.5: each SSD within %llu",
                   c_bound, static_cast<unsigned long long>(r.err));
     return;

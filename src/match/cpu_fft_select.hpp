@@ -13,22 +13,23 @@
 
 namespace parvis::match::fft {
 
-// How a position's exact sums make its rank: the metric, the template's ΣT, ΣT² and n = w·h.
+// How a position's exact sums make its rank: the metric and the template's sums.
 struct RankForm {
   Metric metric;
-  uint64_t st, stt, n;
+  TemplateSums t;
 };
 
 // The normed rank (ncc::key_of of ncc::score) of a window with sums ΣI = si, ΣI² = sii and the
 // exact correlation ΣI·T = sit.
 inline uint64_t sit_rank(const RankForm& f, uint64_t si, uint64_t sii, uint64_t sit) {
-  return ncc::key_of(ncc::score(f.metric == Metric::NCC, f.n, si, sii, sit, f.st, f.stt));
+  return ncc::key_of(ncc::score(f.metric == Metric::NCC, f.t.n, si, sii, sit, f.t.st, f.t.stt));
 }
 
 // The ends of the normed rank when ΣI·T lies within e of c (ncc::key_ends).
 inline void sit_rank_bounds(const RankForm& f, uint64_t si, uint64_t sii, int64_t c, uint64_t e,
                             uint64_t* lo, uint64_t* hi) {
-  ncc::key_ends(f.metric == Metric::NCC, f.n, si, sii, c - int64_t(e), c + int64_t(e), f.st, f.stt, lo, hi);
+  ncc::key_ends(f.metric == Metric::NCC, f.t.n, si, sii, c - int64_t(e), c + int64_t(e), f.t.st, f.t.stt, lo,
+                hi);
 }
 
 // The candidates' exact SSDs (Position::score, from the version's re-scoring) made their normed
@@ -55,8 +56,7 @@ struct ChoiceScratch {
 //              they differ, every position is re-scored and the K best taken again;
 //   past it    select.hpp's settle: exact wherever params.selection or the K best could lie; the
 //              map holds the exact rank there and the upper end elsewhere. With `as_is` (the
-//              masked FFT, which then runs the direct method) nothing is re-scored: the map
-//              holds the upper ends.
+//              masked FFT, which then runs the direct method) nothing is re-scored or written.
 // `note` gets one line of what was done about rounding.
 void choose(const RankMap& ranks, const Params& params, bool as_is, double c_bound,
             const CpuExec& exec, RankRescoreFn rescore, ChoiceScratch* scratch, Result* res,

@@ -8,7 +8,7 @@ namespace parvis::match {
 
 std::vector<Position> select_sorted(const std::vector<Position>& sorted, const Selection& sel,
                                     int top_k, int map_width, int map_height) {
-  size_t limit = sel.all ? sorted.size() : size_t(std::max(top_k, 1));
+  size_t limit = size_t(std::max(top_k, 1));
   if (sel.all) {  // the matches: a prefix of the order
     limit = 0;
     while (limit < sorted.size() && sorted[limit].score <= sel.max_rank) ++limit;
@@ -104,9 +104,7 @@ void settle(uint64_t* lo, uint64_t* hi, int map_width, int map_height, int top_k
       lo[i] = hi[i] = p.score;
       if (p.score <= t) sorted.push_back(p);
     }
-    // Every position ranking at most t is exact now, and in `sorted`.
-    sorted.erase(std::remove_if(sorted.begin(), sorted.end(), [&](const Position& p) { return p.score > t; }),
-                 sorted.end());
+    // Every position ranking at most t is exact now, and in `sorted` (no other is).
     std::sort(sorted.begin(), sorted.end(), better);
     out->best = select_sorted(sorted, sel, top_k, map_width, map_height);
     if (sel.all || out->best.size() >= k || t == UINT64_MAX) return;

@@ -9,6 +9,7 @@
 
 #include "common.cuh"
 #include "match/match_common.hpp"
+#include "match/select.hpp"
 #include "match/ncc.hpp"
 
 namespace parvis::match::cuda_direct {
@@ -48,7 +49,7 @@ inline Status download_and_rank(const uint64_t* d_map, int map_w, int map_h, boo
       }
       if (params.want_map) res->map[i] = r;
     }
-  res->best = select_best(scores.data(), map_w, map_h, params.top_k);  // on the host
+  best_from_ranks(scores.data(), map_w, map_h, params, res);  // on the host
   res->timings.compute_ms += now_ms() - t0;
   return Status::Ok();
 }

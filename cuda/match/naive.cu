@@ -32,6 +32,7 @@
 #include "match/mask.hpp"
 #include "match/mask_kernels.cuh"
 #include "match/match_common.hpp"
+#include "match/select.hpp"
 #include "match/ncc.hpp"
 
 namespace parvis::match {
@@ -400,7 +401,7 @@ static Status run_fft(const Matcher& m, const Image& src, Result* res) {
     }
     res->best = top.sorted();
   }
-  if (m.params.want_map) res->map = std::move(approx);
+  if (map_needed(m.params)) res->map = std::move(approx);
   const double host_ms = now_ms() - t0;
   res->timings.compute_ms += host_ms;
   if (m.params.stage_times)
@@ -409,7 +410,8 @@ static Status run_fft(const Matcher& m, const Image& src, Result* res) {
   return Status::Ok();
 }
 
-Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
+// matcher_run before the choice (finish_choice).
+static Status run_unchosen(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->tpl.width, m->tpl.height));
   reset_result(out);
@@ -429,10 +431,10 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
   if (method == Method::Auto) {
     // The seeds' choice: seed 000 matched SSD by FFT, seed 003 SAD directly. A wanted map
     // must be exact (as seq's is), which only the direct method gives.
-    method = m->params.metric == Metric::SSD && !m->params.want_map ? Method::FFT : Method::Direct;
+    method = m->params.metric == Metric::SSD && !map_needed(m->params) ? Method::FFT : Method::Direct;
     out->explain = m->params.metric == Metric::SAD
                       ? "auto chose direct: SAD has no FFT form (seed 003's direct kernel)"
-                  : m->params.want_map
+                  : map_needed(m->params)
                       ? "auto chose direct: a score map was asked for, and direct gives it exactly"
                       : "auto chose fft: cuda-naive follows seed 000 (SSD by integral image + FFT)";
   } else {
@@ -446,6 +448,12 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     PARVIS_TRY(run_fft(*m, gray_source, out));
   else
     PARVIS_TRY(run_direct(*m, gray_source, out));
+  return Status::Ok();
+}
+
+Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
+  PARVIS_TRY(run_unchosen(m, gray_source, out));
+  finish_choice(m->params, out);
   return Status::Ok();
 }
 

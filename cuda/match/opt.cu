@@ -368,7 +368,7 @@ bool normed_device(const Matcher& m) {
 // (opt_normed.cu), except for a --map of their own: its other scores would be approximate, and
 // the normed maps are exact on every version.
 bool cufft_serves_normed(const Matcher& m) {
-  return normed_device(m) && !(m.asked.want_map && !m.asked.selection.active());
+  return normed_device(m) && !m.asked.want_map;
 }
 
 Method choose(const Matcher& m, std::string* why) {
@@ -379,7 +379,7 @@ Method choose(const Matcher& m, std::string* why) {
   // Where the NTT cannot take the template, cuFFT serves SSD's K best without a map, and the
   // normed metrics on the device (cufft_serves_normed).
   std::string no_ntt;
-  const bool cufft_serves = is_normed(m.asked.metric) ? cufft_serves_normed(m) : !m.params.want_map;
+  const bool cufft_serves = is_normed(m.asked.metric) ? cufft_serves_normed(m) : !map_needed(m.params);
   if (!cufft_serves && !ntt_eligible(m, &no_ntt)) {
     *why = "auto chose direct: the run reads an exact score map, which direct gives (no NTT: " +
            no_ntt + ")";
@@ -412,7 +412,8 @@ Method choose(const Matcher& m, std::string* why) {
 }  // namespace
 }  // namespace opt
 
-Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
+// matcher_run before the choice (finish_choice).
+static Status run_unchosen(Matcher* m, const Image& gray_source, Result* out) {
   PARVIS_TRY(cuda::require_device());
   PARVIS_TRY(check_source(gray_source, m->w, m->h));
   // The pixels the upload takes, read ahead by the copier's threads on a new size (a single
@@ -469,6 +470,12 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
     PARVIS_TRY(normed_from_ssd_map(gray_source, template_sums(m->tpl), m->w, m->h, m->asked, out,
                                    nullptr, &m->window_sums));
   }
+  return Status::Ok();
+}
+
+Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
+  PARVIS_TRY(run_unchosen(m, gray_source, out));
+  finish_choice(m->asked, out);
   return Status::Ok();
 }
 

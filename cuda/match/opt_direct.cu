@@ -271,7 +271,7 @@ Status run_exact_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
     return Status::Ok();
   }));
   const double t0 = now_ms();
-  res->best = select_best(scores.data(), m.map_w(), m.map_h(), m.params.top_k);
+  best_from_ranks(scores.data(), m.map_w(), m.map_h(), m.params, res);
   if (m.params.want_map) scores_to_map(scores.data(), m.map_w(), m.map_h(), &res->map);
   res->timings.compute_ms += now_ms() - t0;
   res->method_used = Method::Direct;
@@ -286,7 +286,7 @@ Status run_direct(Matcher& m, const Image& src, Result* res) {
     return run_exact_map(m, src, res, false);
   }
   PARVIS_TRY(timed_upload(m, src));
-  if (m.params.top_k == 1 && !m.params.want_map) {
+  if (m.params.top_k == 1 && !map_needed(m.params)) {
     DeviceOut* rec = m.d_direct_rec.get();
     PARVIS_TRY(finish_fused_key(m, &m.graph_direct, res,
                                 [&] { return enqueue_direct(m, rec, nullptr); }));

@@ -530,7 +530,7 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   std::snprintf(note, sizeof note, "; FFT size %dx%d (timed), %d-bit integral image words",
                 int(m.P), int(m.Q), m.wide ? 64 : 32);
   res->explain.append(note);
-  if (m.params.top_k != 1 || m.params.want_map) return run_fft_map(m, src, res, false);
+  if (m.params.top_k != 1 || map_needed(m.params)) return run_fft_map(m, src, res, false);
   PARVIS_TRY(time_stages(m, src, res, [&](cuda::StageTimer& st) {
     return bound_fft(m, [&] { return enqueue_fft_any(m, true, nullptr, st); });
   }));

@@ -169,9 +169,9 @@ bool mask_fft_applies(const Matcher& m, std::string* why_not) {
     *why_not = "SAD has no FFT form";
   } else if (m.w > kMaxRunWidth) {
     *why_not = "template rows wider than 66051 pixels (32-bit run sums)";
-  } else if (m.asked.want_map && !ntt_eligible(m, &no_ntt)) {
-    *why_not = "a map was asked for and the NTT cannot take T & b (" + no_ntt +
-               "), whose map would be approximate";
+  } else if (map_needed(m.asked) && !ntt_eligible(m, &no_ntt)) {
+    *why_not = "the run reads a map (--map, or a choice of positions) and the NTT cannot take T & b (" +
+               no_ntt + "), whose map would be approximate";
   } else {
     return true;
   }

@@ -19,6 +19,7 @@
 #include "match/fft_common.cuh"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
+#include "match/select.hpp"
 #include "match/ntt.hpp"
 #include "match/tuning.hpp"
 #include "scan.cuh"
@@ -349,7 +350,7 @@ Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
   PARVIS_TRY(fetch_map(m, &map32, &res->timings, enqueue));
   const double t0 = now_ms();
   std::vector<uint64_t> scores(map32.begin(), map32.end());
-  res->best = select_best(scores.data(), map_w, map_h, m.params.top_k);
+  best_from_ranks(scores.data(), map_w, map_h, m.params, res);
   if (m.params.want_map) scores_to_map(scores.data(), map_w, map_h, &res->map);
   res->timings.compute_ms += now_ms() - t0;
   return Status::Ok();

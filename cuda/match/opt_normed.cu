@@ -311,6 +311,7 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
   settle(lo.data(), hi.data(), map_w, map_h, m.asked.top_k, m.asked.selection, rescore, &settled);
   PARVIS_TRY(failed);
   res->best = std::move(settled.best);
+  res->chosen = m.asked.selection.active();  // settle's answer is the choice
   if (m.asked.want_map) {  // exact wherever the answer could lie; elsewhere the rank's worse end
     PARVIS_TRY(alloc_host(&res->map, n));
     for (size_t i = 0; i < n; ++i) res->map[i] = ncc::score_of_key(hi[i]);
@@ -340,7 +341,7 @@ Status run_normed(Matcher& m, const Image& src, NormedMap from, Result* res) {
   const size_t n = size_t(map_w) * map_h;
   if (n > 0xffffffffull) return Status::bad_input("normed match: more than 2^32 positions");
   const int top_k = m.asked.top_k;
-  const bool want_map = m.asked.want_map, top1 = top_k == 1 && !want_map;
+  const bool want_map = m.asked.want_map, top1 = top_k == 1 && !map_needed(m.asked);
   const int ld = (W + 1 + 3) / 4 * 4;  // W1 writes 4 columns at a time; P needs columns 0..W
   cudaStream_t s = m.stream;
 
@@ -419,7 +420,7 @@ Status run_normed(Matcher& m, const Image& src, NormedMap from, Result* res) {
       PARVIS_TRY(alloc_host(&host_keys, n));
       for (size_t i = 0; i < n; ++i) host_keys[i] = ncc::key_of(res->map[i]);
     }
-    res->best = select_best(host_keys.data(), map_w, map_h, top_k);
+    best_from_ranks(host_keys.data(), map_w, map_h, m.asked, res);
   }
   res->timings.compute_ms += now_ms() - t0;
   res->method_used = ntt ? Method::FFT : Method::Direct;

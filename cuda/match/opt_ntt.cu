@@ -333,7 +333,7 @@ Status run_ntt(Matcher& m, const Image& src, Result* res) {
   std::snprintf(note, sizeof note, "; exact NTT modulo p = 15*2^27+1, size %dx%d", int(m.row_plan.n),
                 int(m.col_plan.n));
   res->explain.append(note);
-  const bool fused = m.params.top_k == 1 && !m.params.want_map;
+  const bool fused = m.params.top_k == 1 && !map_needed(m.params);
   if (fused)
     PARVIS_TRY(time_stages(m, src, res, [&](cuda::StageTimer& st) {
       PARVIS_TRY(bind_ntt_source(m));

@@ -150,9 +150,6 @@ Status run_item(const Request& req, Source& src, const Image& gray_tpl, match::M
     PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
     if (source.channels == 3) res.timings.gray_host_ms = gray_ms;  // -1: made by an earlier item
   }
-  if (req.selecting)
-    res.best = match::select_matches(res.map, res.map_width, res.map_height, req.params.metric,
-                                     req.all, req.max_rank, req.top_k, req.min_distance);
   if (res.best.empty() && !req.all) return Status::runtime("match returned no position");
   item->rects.clear();
   for (const match::Position& p : res.best)
@@ -400,8 +397,8 @@ int cli_match(int argc, char** argv) {
     return report_failure(Status::usage("--map writes a .npy file, not '" + map_path + "'"));
   s = color::parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &req.color);
   if (!s.ok()) return report_failure(s);
-  // Every match / suppression: chosen from the score map (select_matches, DESIGN.md), exact
-  // wherever a chosen position could lie on every version and method (select.hpp).
+  // Every match / suppression: the version returns the choice (Params::selection, select.hpp),
+  // exact on every version and method.
   // The threshold as a rank (Position::score): the integer S, or the normed key of S.
   const bool normed = match::is_normed(params.metric);
   const std::string& threshold_text = normed ? min_score_text : max_score_text;
@@ -430,11 +427,10 @@ int cli_match(int argc, char** argv) {
 
   if (min_distance < 0) return report_failure(Status::usage("--min-distance must be at least 0"));
   const bool selecting = all || min_distance > 1;
-  if (selecting) {  // chosen from the map, which the version makes exact wherever they could lie
+  if (selecting) {
     params.selection.all = all;
     params.selection.max_rank = max_rank;
     params.selection.min_distance = min_distance;
-    params.want_map = true;
   }
   req.metric_text = metric_text;
   req.out_path = out_path;

@@ -60,7 +60,12 @@ void choose(const RankMap& r, const Params& params, bool as_is, double c_bound, 
                     "FFT score differed from the direct one despite the bound %.3g; every position "
                     "was re-scored directly", c_bound);
     }
-    res->best.assign(best.begin(), best.end());
+    if (params.selection.active()) {
+      res->best = select_ranks(r.lo, map_w, map_h, params.selection, params.top_k);
+      res->chosen = true;
+    } else {
+      res->best.assign(best.begin(), best.end());
+    }
     if (params.want_map) write_map(r.lo, params.metric, map_w, map_h, exec, res);
     return;
   }
@@ -73,6 +78,7 @@ void choose(const RankMap& r, const Params& params, bool as_is, double c_bound, 
   Settled settled;
   settle(r.lo, r.hi, map_w, map_h, params.top_k, params.selection, rescore, &settled);
   res->best = std::move(settled.best);
+  res->chosen = params.selection.active();  // settle's answer is the choice
   if (params.want_map) write_map(r.hi, params.metric, map_w, map_h, exec, res);
   std::snprintf(note, note_size,
                 "rounding bound on sum(I*T) %.3g >= 0.5 (each SSD within %llu): re-scored directly "

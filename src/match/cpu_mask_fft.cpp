@@ -74,7 +74,7 @@ Status fft_run(fft::Plan* plan, const Image& src, const std::vector<Run>& runs,
   });
   for (size_t i = 1; i < tops.size(); ++i) tops[0].top().merge(tops[i].top());
   res->best = tops[0].top().sorted();
-  if (!params.want_map) std::vector<double>().swap(res->map);
+  if (!map_needed(params)) std::vector<double>().swap(res->map);
   res->timings.compute_ms += now_ms() - t0;
   res->explain += "; --mask: ΣI·T from the FFT's exact map, the masked window sums over the mask's " +
                   std::to_string(runs.size()) + " row runs";

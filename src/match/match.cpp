@@ -122,6 +122,7 @@ void reset_result(Result* r) {
   r->best.clear();
   r->map_width = r->map_height = 0;
   r->map.clear();
+  r->chosen = false;
   r->method_used = Method::Direct;
   r->explain.clear();
   const Timings fresh;
@@ -266,6 +267,7 @@ Params ssd_params_for_normed(const Params& params) {
   p.method = Method::Direct;
   p.want_map = true;
   p.top_k = 1;
+  p.selection = Selection();  // the caller chooses from the normed result
   return p;
 }
 
@@ -292,7 +294,7 @@ Status normed_from_ssd_map(const Image& gray_source, const TemplateSums& ts, int
   });
   for (size_t i = 1; i < tops.size(); ++i) tops[0].top().merge(tops[i].top());
   res->best = tops[0].top().sorted();
-  if (!params.want_map) std::vector<double>().swap(res->map);
+  if (!map_needed(params)) std::vector<double>().swap(res->map);
   res->timings.compute_ms += now_ms() - t0;
   res->explain = std::string(metric_name(params.metric)) +
                  ": ΣI·T from an exact SSD map, window sums and the normed expression on the "

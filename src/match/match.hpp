@@ -44,9 +44,10 @@ struct SourceCache {
 };
 
 // Every match, or the K best at least D apart (--all --max-score/--min-score S, --min-distance D;
-// select.hpp). The caller picks them from Result::map (select_matches); a version whose map is
-// not exact everywhere (a double FFT past its rounding bound) reads this to make it exact at
-// every position the choice could report (select.hpp: settle).
+// select.hpp). matcher_run returns that choice in Result::best: a version picks it from its exact
+// ranks (select.hpp: select_ranks; past a double FFT's rounding bound, settle makes them exact
+// wherever the choice could look), or on the device, and otherwise from the map it makes for it
+// (finish_choice).
 struct Selection {
   bool all = false;       // every position ranking at most max_rank
   uint64_t max_rank = 0;  // the threshold as a rank (rank_of: for the normed metrics, a key)
@@ -58,8 +59,8 @@ struct Params {
   Metric metric = Metric::SSD;
   Method method = Method::Auto;
   int top_k = 1;          // how many best positions to report (>= 1)
-  bool want_map = false;  // fill Result::map with every score
-  Selection selection;    // with want_map: what the caller will pick from the map
+  bool want_map = false;  // fill Result::map with every score (--map)
+  Selection selection;    // the choice Result::best holds, when active()
   // CUDA versions: time each stage with events into Result::timings.stages (cuda-opt pays one
   // extra, ungraphed run for it). For the bench; CPU versions ignore it.
   bool stage_times = false;
@@ -82,8 +83,10 @@ struct Position {
 };
 
 struct Result {
-  // The top_k best positions: smallest score first; ties go to the smallest y, then x.
+  // The top_k best positions: smallest score first; ties go to the smallest y, then x. With an
+  // active Params::selection, its choice (in the same order).
   std::vector<Position> best;
+  bool chosen = false;  // best holds the selection already (set by the version; finish_choice)
   int map_width = 0, map_height = 0;  // W - w + 1, H - h + 1
   std::vector<double> map;            // row-major scores (NCC: the doubles), only when want_map
   Method method_used = Method::Direct;

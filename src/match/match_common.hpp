@@ -32,6 +32,10 @@ inline int map_height_of(int source_height, int template_height) {
   return source_height - template_height + 1;
 }
 
+// Whether a run makes Result::map: for the caller (want_map), or to pick the choice from it
+// (an active selection, where the version has no other way: select.hpp's finish_choice).
+inline bool map_needed(const Params& p) { return p.want_map || p.selection.active(); }
+
 // ---- the metrics ---------------------------------------------------------------------------
 // The cost of one pixel difference d = source - template (|d| <= 255): the only place
 // where SSD and SAD differ. A window's score is the exact sum over its pixels (64-bit:

@@ -40,21 +40,51 @@ std::vector<Position> select_sorted(const std::vector<Position>& sorted, const S
   return kept;
 }
 
-std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
-                                     int map_height, Metric metric, bool all, uint64_t max_rank,
-                                     int k, int min_distance) {
+// The choice from rank_at(i) for every position i (row-major): the candidates in the order of
+// `better`, then select_sorted.
+template <typename RankAt>
+static std::vector<Position> select_by(RankAt rank_at, int map_width, int map_height,
+                                       const Selection& sel, int top_k) {
   std::vector<Position> cand;
   for (int y = 0; y < map_height; ++y)
     for (int x = 0; x < map_width; ++x) {
-      const uint64_t s = rank_of(metric, map[size_t(y) * size_t(map_width) + size_t(x)]);
-      if (!all || s <= max_rank) cand.push_back(Position{x, y, s});
+      const uint64_t s = rank_at(size_t(y) * size_t(map_width) + size_t(x));
+      if (!sel.all || s <= sel.max_rank) cand.push_back(Position{x, y, s});
     }
   std::sort(cand.begin(), cand.end(), better);
+  return select_sorted(cand, sel, top_k, map_width, map_height);
+}
+
+std::vector<Position> select_matches(const std::vector<double>& map, int map_width,
+                                     int map_height, Metric metric, bool all, uint64_t max_rank,
+                                     int k, int min_distance) {
   Selection sel;
   sel.all = all;
   sel.max_rank = max_rank;
   sel.min_distance = min_distance;
-  return select_sorted(cand, sel, k, map_width, map_height);
+  return select_by([&](size_t i) { return rank_of(metric, map[i]); }, map_width, map_height, sel, k);
+}
+
+std::vector<Position> select_ranks(const uint64_t* ranks, int map_width, int map_height,
+                                   const Selection& sel, int top_k) {
+  return select_by([&](size_t i) { return ranks[i]; }, map_width, map_height, sel, top_k);
+}
+
+void best_from_ranks(const uint64_t* ranks, int map_width, int map_height, const Params& params,
+                     Result* res) {
+  res->chosen = params.selection.active();
+  res->best = res->chosen ? select_ranks(ranks, map_width, map_height, params.selection, params.top_k)
+                          : select_best(ranks, map_width, map_height, params.top_k);
+}
+
+void finish_choice(const Params& params, Result* res) {
+  const Selection& sel = params.selection;
+  if (sel.active() && !res->chosen) {
+    res->best = select_matches(res->map, res->map_width, res->map_height, params.metric, sel.all,
+                               sel.max_rank, params.top_k, sel.min_distance);
+    res->chosen = true;
+  }
+  if (!params.want_map) res->map.clear();  // the memory stays for the next run
 }
 
 void settle(uint64_t* lo, uint64_t* hi, int map_width, int map_height, int top_k,

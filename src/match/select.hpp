@@ -27,6 +27,20 @@ std::vector<Position> select_matches(const std::vector<double>& map, int map_wid
                                      int map_height, Metric metric, bool all, uint64_t max_rank,
                                      int k, int min_distance);
 
+// The same choice from exact ranks (row-major, map_width x map_height): sel with top_k.
+std::vector<Position> select_ranks(const uint64_t* ranks, int map_width, int map_height,
+                                   const Selection& sel, int top_k);
+
+// res->best from exact ranks: an active params.selection's choice (then Result::chosen), or the
+// params.top_k best.
+void best_from_ranks(const uint64_t* ranks, int map_width, int map_height, const Params& params,
+                     Result* res);
+
+// The end of every matcher_run: with an active params.selection and a version that has not
+// chosen on its own (Result::chosen), the choice from res->map (select_matches), made for it
+// (map_needed); then the map is emptied unless the caller asked for it (want_map).
+void finish_choice(const Params& params, Result* res);
+
 // Exact ranks (Position::score) for the candidate positions, filled in place.
 using RankRescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 

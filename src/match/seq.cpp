@@ -7,6 +7,7 @@
 #include "match/cpu_mask_fft.hpp"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
+#include "match/select.hpp"
 #include "match/ncc.hpp"
 
 namespace parvis::match {
@@ -125,7 +126,7 @@ static Status match_direct(Matcher& m, const Image& src, Result* res) {
   const int map_h = map_height_of(src.height, m.tpl.height);
   res->map_width = map_w;
   res->map_height = map_h;
-  if (m.params.want_map) {
+  if (map_needed(m.params)) {
     try {
       res->map.assign(size_t(map_w) * size_t(map_h), 0.0);
     } catch (const std::bad_alloc&) {
@@ -135,7 +136,7 @@ static Status match_direct(Matcher& m, const Image& src, Result* res) {
   }
   if (m.top.k() != size_t(m.params.top_k)) m.top = TopK(m.params.top_k);
   m.top.reset();
-  std::vector<double>* map = m.params.want_map ? &res->map : nullptr;
+  std::vector<double>* map = map_needed(m.params) ? &res->map : nullptr;
   if (mask::active(m.params)) score_all_masked(src, m.tpl, m.params.mask, m.params.metric, &m.top, map);
   else if (m.params.metric == Metric::SSD) score_all<Metric::SSD>(src, m.tpl, &m.top, map);
   else if (m.params.metric == Metric::SAD) score_all<Metric::SAD>(src, m.tpl, &m.top, map);
@@ -185,6 +186,7 @@ Status matcher_run(Matcher* m, const Image& gray_source, Result* out) {
       break;
     }
   }
+  finish_choice(m->params, out);
   out->timings.compute_ms = now_ms() - t0;
   return Status::Ok();
 }

@@ -14,6 +14,7 @@
 #include "match/cpu_mask_fft.hpp"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
+#include "match/select.hpp"
 #include "match/simd_kernels.hpp"
 
 namespace parvis::match {
@@ -131,7 +132,7 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
       exec.for_each(src.height, [&](int y, int) { kernels::pair_source_rows(src, y, y + 1, &m->paired); });
     }
     if (!ssd || masked_normed) kernels::pad_source(src, &m->padded);
-    if (p.want_map) res->map.assign(size_t(map_w) * size_t(map_h), 0.0);
+    if (map_needed(p)) res->map.assign(size_t(map_w) * size_t(map_h), 0.0);
   } catch (const std::bad_alloc&) {
     return Status::runtime("out of memory for a " + std::to_string(src.width) + "x" +
                            std::to_string(src.height) + " source");
@@ -154,19 +155,19 @@ inline Status run_direct(Matcher* m, const Image& src, const CpuExec& exec, Resu
       uint64_t* sii = si + map_w;
       m->k.sad_row_masked(m->padded, m->mask_only, y, si);
       m->k.ssd_row_masked(m->paired, m->mask_only, y, sii);
-      double* dst = p.want_map ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
+      double* dst = map_needed(p) ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
       mask::normed_row(p.metric, m->tsums, si, sii, map_w, scores, dst);
       tops[size_t(worker)].offer_row(scores, map_w, y);
       return;
     }
     if (normed) {
-      double* dst = p.want_map ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
+      double* dst = map_needed(p) ? res->map.data() + size_t(y) * size_t(map_w) : nullptr;
       normed_row_from_ssd(p.metric, ws, m->tsums, m->tpl.w, m->tpl.h, y, map_w, scores, dst);
       tops[size_t(worker)].offer_row(scores, map_w, y);
       return;
     }
     tops[size_t(worker)].offer_row(scores, map_w, y);
-    if (p.want_map) {
+    if (map_needed(p)) {
       double* dst = res->map.data() + size_t(y) * size_t(map_w);
       for (int x = 0; x < map_w; ++x) dst[x] = double(scores[x]);
     }
@@ -207,6 +208,7 @@ inline Status run(Matcher* m, const Image& src, const CpuExec& exec, Result* out
   out->explain.append(" [").append(m->k.isa).append("]");
   if (method == Method::FFT) PARVIS_TRY(run_fft(m, src, exec, out));
   else PARVIS_TRY(run_direct(m, src, exec, out));
+  finish_choice(m->params, out);
   out->timings.compute_ms = now_ms() - t0;
   return Status::Ok();
 }

@@ -10,7 +10,9 @@
 #   4. with ffmpeg: a lossless re-encode read through ffmpeg finds the same capsules, --out .mp4
 #      writes every frame; PARVIS_REAL_VIDEO=FILE adds a real clip (a template cut from its
 #      frame 0 must match there with score 0);
-#   5. nothing per frame allocates (heap allocations counted by tests/alloc_count.c).
+#   5. nothing per frame allocates (heap allocations counted by tests/alloc_count.c);
+#   6. with --all / --min-distance, every frame's matches (position, score, verdict, in order)
+#      equal `EXE match` with the same choice on that frame saved as an image.
 # Prints ok / FAIL / skip lines and "N passed, N failed, N skipped"; exit 1 on any failure, with
 # the first failure also on stderr (tests/cases/video_contract.cases runs it per version).
 set -u
@@ -98,6 +100,38 @@ truth() {
   [ $bad = 0 ] && pass "$name: $n frames agree with the ground truth${COLOR:+ (position and verdict)}"
 }
 
+# contract_all NAME IN TEMPLATE FRAMES CHOICE...: video with the choice (--all --max-score S,
+# --min-distance D, ...) and --save-frame, then match with the same choice on each saved frame:
+# the same matches, in order, with the same verdicts.
+contract_all() {
+  local name=$1 in=$2 tpl=$3 frames=$4; shift 4
+  local dir=$WORK/$name opts=() color_opts=() f
+  mkdir -p "$dir"
+  for f in $frames; do opts+=(--save-frame "$f:$dir/f$f.ppm"); done
+  [ -n "$COLOR" ] && color_opts=(--color blue)
+  if ! "$EXE" video "$in" "$tpl" --json --no-time "$@" "${color_opts[@]}" "${opts[@]}" >"$dir/video.jsonl" 2>"$dir/video.err"; then
+    fail "$name: video exited $?: $(head -n1 "$dir/video.err")"; return
+  fi
+  : >"$dir/match.list"
+  for f in $frames; do
+    mkdir -p "$dir/m$f"
+    (IFS=$'\t'; printf '%s\n' "$dir/m$f${IFS}match${IFS}$dir/f$f.ppm${IFS}$tpl${IFS}--json${IFS}$*${color_opts[*]:+$IFS}${color_opts[*]}") >>"$dir/match.list"
+  done
+  "$EXE" run-cases "$dir/match.list" >"$dir/match.log" 2>&1 || { fail "$name: run-cases exited $?: $(head -n1 "$dir/match.log")"; return; }
+  local pattern='"x": [0-9]*, "y": [0-9]*, "score": [0-9]*\|"verdict": "[a-z]*"' bad=0 total=0 v m
+  for f in $frames; do
+    v=$(grep -m1 "^{\"frame\": $f," "$dir/video.jsonl" | sed -n 's/.*"matches": \[\(.*\)\].*/\1/p' | grep -o "$pattern" | tr '\n' ' ')
+    m=$(sed -n 's/.*"top": \[\([^]]*\)\].*/\1/p' "$dir/m$f/stdout" | grep -o "$pattern" | tr '\n' ' ')
+    total=$((total + $(grep -o '"x"' <<<"$v" | wc -l)))
+    if [ "$v" != "$m" ]; then
+      [ $bad = 0 ] && fail "$name frame $f: video [$v], match [$m]"
+      bad=$((bad + 1))
+    fi
+  done
+  [ $total -gt 0 ] || { fail "$name: no frame has a match (the check compares nothing)"; return; }
+  [ $bad = 0 ] && pass "$name: $(wc -w <<<"$frames") frames, $total matches, video = match on the saved frame"
+}
+
 T=$DATA/line_template.bmp
 all=$(seq 0 59)
 every6=$(seq 0 6 59)
@@ -110,6 +144,11 @@ contract line_odd "$DATA/line_odd.y4m" "$T" "0 1 2 3 4 5"
 contract raw_bgr24 "$DATA/line.rgb" "$T" "$every6" --raw 160x88 --pix-fmt bgr24
 contract raw_yuv420p "$DATA/line.yuv" "$T" "$every6" --raw 160x88 --pix-fmt yuv420p
 contract capsules_grid "$DATA/capsules.y4m" "$DATA/capsules_small_template.bmp" "$(seq 0 11)"
+contract_all all_capsules "$DATA/capsules.y4m" "$DATA/capsules_small_template.bmp" "$(seq 0 11)" --all --max-score 1500000 --min-distance 10
+contract_all all_capsules_fft "$DATA/capsules.y4m" "$DATA/capsules_small_template.bmp" "0 5 11" --all --max-score 1500000 --min-distance 10 --method fft
+contract_all all_capsules_unsuppressed "$DATA/capsules.y4m" "$DATA/capsules_small_template.bmp" "0 1 7" --all --max-score 400000
+contract_all all_line_sad "$DATA/line.y4m" "$T" "$every6" --metric sad --all --max-score 60000 --min-distance 5
+contract_all top3_line "$DATA/line.y4m" "$T" "$every6" --top 3 --min-distance 8
 
 # A truncated stream: the frames before the cut, as the whole stream gives them, then exit 2.
 head -c 100000 "$DATA/line.y4m" >"$WORK/truncated.y4m"

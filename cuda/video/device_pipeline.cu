@@ -3,7 +3,7 @@
 //   copy stream:     wait until frame n - 1's planes buffer is free, upload frame n + 1's planes
 //                    (pinned slot -> planes buffer (n + 1) % 2)
 //   matcher stream:  wait for frame n's upload; frame_grey (planes -> the matcher's source);
-//                    the matcher's graph; count_rect on the matched rectangle; the count back
+//                    the matcher's graph; count_rect on each matched rectangle; the counts back
 //
 // so frame n + 1's upload runs under frame n's compute. Everything is allocated in start() and
 // init_slot(): the reader's slots (pinned), two planes buffers, the count, streams and events.
@@ -98,8 +98,7 @@ class DevicePipeline : public Pipeline {
     CUDA_CHECK(cudaEventCreate(&c_end_));
     if (config_.color.enabled) {
       PARVIS_TRY(cuda::hsv::upload_tables());
-      PARVIS_TRY(d_count_.alloc(1));
-      PARVIS_TRY(h_count_.alloc(1));
+      PARVIS_TRY(reserve_counts(1));
     }
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
@@ -141,8 +140,7 @@ class DevicePipeline : public Pipeline {
     FrameSlot* slot = f.slot;
     f.slot = nullptr;
     const double t0 = now_ms();
-    FrameResult& r = *out;
-    r = FrameResult();
+    FrameResult& r = *out;  // its matches' memory stays from frame to frame
     r.index = slot->index;
     CUDA_CHECK(cudaStreamWaitEvent(compute_, f.uploaded, 0));
     CUDA_CHECK(cudaEventRecord(c_start_, compute_));
@@ -151,28 +149,33 @@ class DevicePipeline : public Pipeline {
     frame_grey<<<grid, block, 0, compute_>>>(dev_, f.planes.get(), d_src_, pitch_);
     CUDA_CHECK_LAUNCH();
     PARVIS_TRY(ops_.run(matcher_.get(), &result_));  // waits for its result
-    if (result_.best.empty()) return Status::runtime("match returned no position");
-    r.best = result_.best[0];
+    PARVIS_TRY(frame_matches(config_.match, result_, &r));
     r.have_color = config_.color.enabled;
-    if (r.have_color) {
-      const Rect rect{r.best.x, r.best.y, tw_, th_};
+    const size_t k = r.matches.size();
+    if (r.have_color && k > 0) {
+      PARVIS_TRY(reserve_counts(k));
       const size_t n = size_t(tw_) * size_t(th_);
       const unsigned blocks = std::min<unsigned>(cuda::div_up(n, kCountThreads), unsigned(4 * num_sms_));
-      CUDA_CHECK(cudaMemsetAsync(d_count_.get(), 0, sizeof(unsigned long long), compute_));
-      count_rect<<<blocks, kCountThreads, 0, compute_>>>(dev_, f.planes.get(), rect,
-                                                         cuda::hsv::to_dev(config_.color.range), d_count_.get());
-      CUDA_CHECK_LAUNCH();
-      CUDA_CHECK(cudaMemcpyAsync(h_count_.get(), d_count_.get(), sizeof(unsigned long long),
+      CUDA_CHECK(cudaMemsetAsync(d_count_.get(), 0, k * sizeof(unsigned long long), compute_));
+      for (size_t i = 0; i < k; ++i) {
+        const Rect rect{r.matches[i].at.x, r.matches[i].at.y, tw_, th_};
+        count_rect<<<blocks, kCountThreads, 0, compute_>>>(dev_, f.planes.get(), rect,
+                                                           cuda::hsv::to_dev(config_.color.range), d_count_.get() + i);
+        CUDA_CHECK_LAUNCH();
+      }
+      CUDA_CHECK(cudaMemcpyAsync(h_count_.get(), d_count_.get(), k * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, compute_));
     }
     CUDA_CHECK(cudaEventRecord(f.consumed, compute_));
     CUDA_CHECK(cudaEventRecord(c_end_, compute_));
     CUDA_CHECK(cudaEventSynchronize(c_end_));
-    if (r.have_color) {
-      r.matching = *h_count_.get();
-      r.total = uint64_t(tw_) * uint64_t(th_);
-      r.full = double(r.matching) / double(r.total) >= config_.color.full_ratio;
-    }
+    if (r.have_color)
+      for (size_t i = 0; i < k; ++i) {
+        FrameMatch& fm = r.matches[i];
+        fm.matching = h_count_.get()[i];
+        fm.total = uint64_t(tw_) * uint64_t(th_);
+        set_verdict(config_.color, &fm);
+      }
     float link = 0, device = 0;
     CUDA_CHECK(cudaEventElapsedTime(&link, f.up_start, f.uploaded));
     CUDA_CHECK(cudaEventElapsedTime(&device, c_start_, c_end_));
@@ -187,6 +190,17 @@ class DevicePipeline : public Pipeline {
   int template_height() const override { return th_; }
 
  private:
+  // Room for k colour counts, on the device and pinned on the host (grown, never shrunk: a
+  // steady stream allocates nothing). Only between frames: nothing reads them then.
+  Status reserve_counts(size_t k) {
+    if (k <= counts_cap_) return Status::Ok();
+    const size_t cap = std::max(k, 2 * counts_cap_);
+    PARVIS_TRY(d_count_.alloc(cap));
+    PARVIS_TRY(h_count_.alloc(cap));
+    counts_cap_ = cap;
+    return Status::Ok();
+  }
+
   static constexpr int kDepth = 2;  // frames in flight: one computing, the next uploading
   struct Frame {
     DeviceBuffer<uint8_t> planes;
@@ -212,6 +226,7 @@ class DevicePipeline : public Pipeline {
   cudaEvent_t c_start_ = nullptr, c_end_ = nullptr;
   DeviceBuffer<unsigned long long> d_count_;
   PinnedBuffer<unsigned long long> h_count_;
+  size_t counts_cap_ = 0;
   int num_sms_ = 1;
   int64_t submitted_ = 0, collected_ = 0;
 };

@@ -297,6 +297,39 @@ void print_item_timings(const Request& req, const Item& item) {
   if (req.color.enabled && !item.res.best.empty()) print_timings("color", item.color_ms, item.counts[0].timings);
 }
 
+Status parse_choice(ChoiceOptions& o, const std::string& metric_text, match::Params* params) {
+  // The threshold as a rank (Position::score): the integer S, or the normed key of S.
+  const bool normed = match::is_normed(params->metric);
+  const std::string& threshold_text = normed ? o.min_score_text : o.max_score_text;
+  const char* threshold_option = normed ? "--min-score" : "--max-score";
+  if (!(normed ? o.max_score_text : o.min_score_text).empty())
+    return Status::usage(std::string(normed ? "--max-score" : "--min-score") + " does not apply to --metric " +
+                         metric_text + ": use " + threshold_option);
+  if (o.all != !threshold_text.empty())
+    return Status::usage(std::string("--all and ") + threshold_option + " S go together");
+  uint64_t max_rank = 0;
+  if (o.all && normed) {
+    char* end = nullptr;
+    o.min_score = std::strtod(threshold_text.c_str(), &end);
+    if (end == threshold_text.c_str() || *end != '\0' || !(o.min_score >= -1.0 && o.min_score <= 1.0))
+      return Status::usage("--min-score wants a number in [-1, 1], got '" + threshold_text + "'");
+    o.min_score += 0.0;  // -0 -> +0: the same threshold
+    max_rank = match::rank_of(params->metric, o.min_score);
+  } else if (o.all) {
+    int64_t max_score = 0;
+    const Status s = parse_int(o.max_score_text, 0, int64_t(1) << 62, &max_score);
+    if (!s.ok()) return Status::usage("--max-score: " + s.message);
+    max_rank = uint64_t(max_score);
+  }
+  if (o.min_distance < 0) return Status::usage("--min-distance must be at least 0");
+  if (o.all || o.min_distance > 1) {
+    params->selection.all = o.all;
+    params->selection.max_rank = max_rank;
+    params->selection.min_distance = o.min_distance;
+  }
+  return Status::Ok();
+}
+
 }  // namespace match_cli
 
 int cli_match(int argc, char** argv) {
@@ -399,39 +432,12 @@ int cli_match(int argc, char** argv) {
   if (!s.ok()) return report_failure(s);
   // Every match / suppression: the version returns the choice (Params::selection, select.hpp),
   // exact on every version and method.
-  // The threshold as a rank (Position::score): the integer S, or the normed key of S.
-  const bool normed = match::is_normed(params.metric);
+  ChoiceOptions choice{all, max_score_text, min_score_text, min_distance};
+  s = parse_choice(choice, metric_text, &params);
+  if (!s.ok()) return report_failure(s);
+  const bool normed = match::is_normed(params.metric), selecting = params.selection.active();
   const std::string& threshold_text = normed ? min_score_text : max_score_text;
-  const char* threshold_option = normed ? "--min-score" : "--max-score";
-  if (!(normed ? max_score_text : min_score_text).empty())
-    return report_failure(Status::usage(std::string(normed ? "--max-score" : "--min-score") +
-                                        " does not apply to --metric " + metric_text + ": use " +
-                                        threshold_option));
-  int64_t max_score = 0;
-  double min_score = 0;
-  uint64_t max_rank = 0;
-  if (all != !threshold_text.empty())
-    return report_failure(Status::usage(std::string("--all and ") + threshold_option + " S go together"));
-  if (all && normed) {
-    char* end = nullptr;
-    min_score = std::strtod(threshold_text.c_str(), &end);
-    if (end == threshold_text.c_str() || *end != '\0' || !(min_score >= -1.0 && min_score <= 1.0))
-      return report_failure(Status::usage("--min-score wants a number in [-1, 1], got '" + threshold_text + "'"));
-    min_score += 0.0;  // -0 -> +0: the same threshold
-    max_rank = match::rank_of(params.metric, min_score);
-  } else if (all) {
-    s = parse_int(max_score_text, 0, int64_t(1) << 62, &max_score);
-    if (!s.ok()) return report_failure(Status::usage("--max-score: " + s.message));
-    max_rank = uint64_t(max_score);
-  }
-
-  if (min_distance < 0) return report_failure(Status::usage("--min-distance must be at least 0"));
-  const bool selecting = all || min_distance > 1;
-  if (selecting) {
-    params.selection.all = all;
-    params.selection.max_rank = max_rank;
-    params.selection.min_distance = min_distance;
-  }
+  const uint64_t max_rank = params.selection.max_rank;
   req.metric_text = metric_text;
   req.out_path = out_path;
   req.map_path = map_path;
@@ -443,8 +449,8 @@ int cli_match(int argc, char** argv) {
   req.normed = normed;
   req.top_k = top_k;
   req.min_distance = min_distance;
-  req.max_score = max_score;
-  req.min_score = min_score;
+  req.max_score = all && !normed ? int64_t(max_rank) : 0;
+  req.min_score = all && normed ? choice.min_score : 0.0;
   req.max_rank = max_rank;
   req.threshold_text = threshold_text;
   if (sources || pos.size() > 2) {

@@ -29,6 +29,18 @@ struct Request {
   color::ColorCheck color;
 };
 
+// --all with its threshold (--max-score S for ssd and sad, --min-score S in [-1, 1] for the
+// normed metrics) and --min-distance D, as given; parse_choice fills min_score.
+struct ChoiceOptions {
+  bool all = false;
+  std::string max_score_text, min_score_text;
+  int min_distance = 0;
+  double min_score = 0;  // --min-score, parsed
+};
+// The options into params->selection (params->metric already set); usage errors name the option.
+// `match` and `video` share it.
+Status parse_choice(ChoiceOptions& options, const std::string& metric_text, match::Params* params);
+
 // One (source, template) pair's answer: what a single call prints and draws.
 struct Item {
   std::string source_path, template_path;

@@ -13,6 +13,7 @@
 #include "common/output.hpp"
 #include "cli/subcommands.hpp"
 #include "image_io.hpp"
+#include "match/cli_match.hpp"
 #include "match/match_common.hpp"
 #include "video/run.hpp"
 
@@ -61,10 +62,12 @@ int cli_video(int argc, char** argv) {
   std::string ffmpeg = "ffmpeg";
   std::vector<std::string> save_texts;
   double full_ratio = 0.2;
-  int jobs = 1;
+  int jobs = 1, top_k = 1;
+  match_cli::ChoiceOptions choice;
   bool csv = false, json = false, no_time = false;
   ArgParser args(
       "usage: ./main video IN TEMPLATE [--metric ssd|sad] [--method auto|direct|fft]\n"
+      "                    [--top K] [--all --max-score S] [--min-distance D]\n"
       "                    [--color blue | --hsv-min H,S,V --hsv-max H,S,V] [--full-ratio R]\n"
       "                    [--out annotated.y4m] [--csv | --json] [--frames A:B]\n"
       "                    [--raw WxH --pix-fmt rgb24|bgr24|gray|yuv420p|yuv422p|yuv444p]\n"
@@ -73,12 +76,20 @@ int cli_video(int argc, char** argv) {
       "pixels in an HSV range and calls it full or empty. IN: a Y4M file or - (Y4M on stdin;\n"
       "4:2:0, 4:2:2, 4:1:1, 4:4:4, mono), raw frames with --raw, or any other video through\n"
       "ffmpeg. One line per frame on stdout (frame, x, y, score, count, fraction, verdict,\n"
-      "frame time), then a summary; a progress line on stderr when it is a terminal.\n"
+      "frame time), then a summary; a progress line on stderr when it is a terminal. With\n"
+      "--all, --top K or --min-distance a frame reports every chosen match (as ./main match\n"
+      "chooses them), each with its own verdict: a frame line and one line per match (text), a\n"
+      "row per match (CSV; a frame without one: match 0, empty fields), or a \"matches\" array.\n"
       "YUV becomes RGB by one integer formula (docs/DESIGN.md, \"Video\"): BT.601, full or\n"
       "limited range as the Y4M tag XCOLORRANGE says (limited without it).");
   args.option("--metric", &metric_text, "ssd|sad", "the score (default ssd)");
   args.option("--method", &method_text, "auto|direct|fft", "as ./main match (default auto)");
-  args.option("--color", &color_name, "NAME", "count the match's pixels in a named range: blue");
+  args.option("--top", &top_k, "K", "report the K best positions of each frame (default 1)");
+  args.flag("--all", &choice.all, "report every position of a frame scoring at most --max-score");
+  args.option("--max-score", &choice.max_score_text, "S", "with --all: the largest score reported");
+  args.option("--min-distance", &choice.min_distance, "D",
+              "no two reported matches of a frame closer than D in both x and y (the better one is kept)");
+  args.option("--color", &color_name, "NAME", "count each match's pixels in a named range: blue");
   args.option("--hsv-min", &hsv_min, "H,S,V", "lower bounds of the range (default blue's 100,80,50)");
   args.option("--hsv-max", &hsv_max, "H,S,V", "upper bounds of the range (default blue's 130,255,255)");
   args.option("--full-ratio", &full_ratio, "R", "full when at least this fraction is in range (default 0.2)");
@@ -110,11 +121,13 @@ int cli_video(int argc, char** argv) {
   o.source.raw_size = raw_size;
   o.source.ffmpeg = ffmpeg;
   match::Params& params = o.pipeline.match;
+  params.top_k = top_k;
   Status s = match::parse_metric(metric_text, &params.metric);
   if (s.ok()) s = match::parse_method(method_text, &params.method);
   if (s.ok()) s = match::check_params(params);
   if (s.ok() && match::is_normed(params.metric))
     s = Status::usage("video matches with --metric ssd or sad (" + metric_text + " is for ./main match)");
+  if (s.ok()) s = match_cli::parse_choice(choice, metric_text, &params);
   if (s.ok())
     s = color::parse_color_check(color_name, hsv_min, hsv_max, full_ratio, &o.pipeline.color);
   if (s.ok() && !frames_text.empty()) s = parse_frames(frames_text, &o.first, &o.last);

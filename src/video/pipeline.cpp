@@ -127,23 +127,23 @@ class HostPipeline : public Pipeline {
     }
   }
 
-  // Match, then the colour check on the matched rectangle.
+  // Match, then the colour check on each matched rectangle.
   Status run_frame(Worker* w, FrameSlot* slot) {
     const double t0 = now_ms();
     FrameResult& r = w->out;
     r.index = slot->index;
     PARVIS_TRY(match::matcher_run(w->matcher.get(), slot->gray, &w->result));
-    if (w->result.best.empty()) return Status::runtime("match returned no position");
-    r.best = w->result.best[0];
+    PARVIS_TRY(frame_matches(config_.match, w->result, &r));
     r.have_color = config_.color.enabled;
-    if (r.have_color) {
-      const Rect rect{r.best.x, r.best.y, tw_, th_};
-      if (!slot->have_rgb) rect_to_rgb(slots_.format(), slot->bytes, rect, &slot->rgb);
-      PARVIS_TRY(color::count_in_rect(slot->rgb, rect, config_.color.range, &w->count));
-      r.matching = w->count.matching;
-      r.total = w->count.total;
-      r.full = double(r.matching) / double(r.total) >= config_.color.full_ratio;
-    }
+    if (r.have_color)
+      for (FrameMatch& fm : r.matches) {
+        const Rect rect{fm.at.x, fm.at.y, tw_, th_};
+        if (!slot->have_rgb) rect_to_rgb(slots_.format(), slot->bytes, rect, &slot->rgb);
+        PARVIS_TRY(color::count_in_rect(slot->rgb, rect, config_.color.range, &w->count));
+        fm.matching = w->count.matching;
+        fm.total = w->count.total;
+        set_verdict(config_.color, &fm);
+      }
     r.ms = slot->prepare_ms + (now_ms() - t0);
     return Status::Ok();
   }
@@ -159,6 +159,13 @@ class HostPipeline : public Pipeline {
 };
 
 }  // namespace
+
+Status frame_matches(const match::Params& params, const match::Result& res, FrameResult* out) {
+  if (res.best.empty() && !params.selection.active()) return Status::runtime("match returned no position");
+  out->matches.resize(res.best.size());  // the memory stays from frame to frame
+  for (size_t i = 0; i < res.best.size(); ++i) out->matches[i] = FrameMatch{res.best[i]};
+  return Status::Ok();
+}
 
 Status make_host_pipeline(const Image& gray_template, const PipelineConfig& config,
                           std::unique_ptr<Pipeline>* out) {

@@ -3,6 +3,7 @@
 // leaves them out.
 #include "video/run.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdlib>
@@ -26,54 +27,46 @@ void shortest(char* buf, size_t n, double v) {
   }
 }
 
+// Each frame's result: one line for its match (the default), or, when a frame may report
+// several (--all, --top K, --min-distance), a line for the frame and one per match (text), a row
+// per match (CSV: a frame without one has a row with match 0 and empty fields), or one object
+// with a "matches" array (JSON lines).
 class ResultWriter {
  public:
-  explicit ResultWriter(const RunOptions& o) : o_(o) {}
+  explicit ResultWriter(const RunOptions& o)
+      : o_(o), several_(o.pipeline.match.selection.active() || o.pipeline.match.top_k > 1) {
+    line_.reserve(512);
+  }
 
   void header() {
     if (o_.format != OutputFormat::Csv) return;
-    std::fprintf(o_.results, "frame,x,y,score%s%s\n",
+    std::fprintf(o_.results, "frame,%sx,y,score%s%s\n", several_ ? "match," : "",
                  o_.pipeline.color.enabled ? ",matching,total,fraction,verdict" : "", o_.times ? ",ms" : "");
   }
 
   void frame(const FrameResult& r) {
-    const bool color = r.have_color;
-    const double fraction = color ? double(r.matching) / double(r.total) : 0.0;
-    const char* verdict = r.full ? "full" : "empty";
-    char frac[40];
-    shortest(frac, sizeof frac, fraction);
-    used_ = 0;
-    const long long index = r.index;
-    const unsigned long long score = r.best.score, matching = r.matching, total = r.total;
-    switch (o_.format) {
-      case OutputFormat::Text:
-        add("frame %lld: x=%d y=%d score=%llu", index, r.best.x, r.best.y, score);
-        if (color)
-          add(" %s=%llu/%llu (%.1f%%) %s", o_.pipeline.color.label.c_str(), matching, total,
-              100.0 * fraction, verdict);
-        if (o_.times) add(" %.3f ms", r.ms);
-        break;
-      case OutputFormat::Csv:
-        add("%lld,%d,%d,%llu", index, r.best.x, r.best.y, score);
-        if (color) add(",%llu,%llu,%s,%s", matching, total, frac, verdict);
-        if (o_.times) add(",%.3f", r.ms);
-        break;
-      case OutputFormat::Json:
-        add("{\"frame\": %lld, \"x\": %d, \"y\": %d, \"score\": %llu", index, r.best.x, r.best.y, score);
-        if (color)
-          add(", \"matching\": %llu, \"total\": %llu, \"fraction\": %s, \"verdict\": \"%s\"", matching, total,
-              frac, verdict);
-        if (o_.times) add(", \"ms\": %.3f", r.ms);
-        add("}");
-        break;
+    line_.clear();
+    if (several_) {
+      several(r);
+    } else {
+      const FrameMatch& m = r.matches.at(0);
+      const long long index = r.index;
+      switch (o_.format) {
+        case OutputFormat::Text: add("frame %lld: ", index); break;
+        case OutputFormat::Csv: add("%lld,", index); break;
+        case OutputFormat::Json: add("{\"frame\": %lld, ", index); break;
+      }
+      match_fields(r, m);
+      frame_time(r);
+      if (o_.format == OutputFormat::Json) add("}");
+      add("\n");
     }
-    add("\n");
-    std::fputs(line_, o_.results);
+    std::fputs(line_.c_str(), o_.results);
   }
 
   void summary(const RunStats& s) {
     const double fps = s.seconds > 0 ? double(s.frames) / s.seconds : 0.0;
-    const long long frames = s.frames, full = s.full, empty = s.empty;
+    const long long frames = s.frames, matches = s.matches, full = s.full, empty = s.empty;
     const bool color = o_.pipeline.color.enabled;
     switch (o_.format) {
       case OutputFormat::Text:
@@ -81,6 +74,7 @@ class ResultWriter {
         // CSV stays a table: its summary goes to stderr.
         std::FILE* f = o_.format == OutputFormat::Csv ? stderr : o_.results;
         std::fprintf(f, "summary: %lld frames", frames);
+        if (several_) std::fprintf(f, ", %lld match%s", matches, matches == 1 ? "" : "es");
         if (color) std::fprintf(f, ", %lld full, %lld empty", full, empty);
         if (o_.times) std::fprintf(f, ", %.3f s, %.1f frames/s", s.seconds, fps);
         std::fprintf(f, "\n");
@@ -88,6 +82,7 @@ class ResultWriter {
       }
       case OutputFormat::Json:
         std::fprintf(o_.results, "{\"summary\": {\"frames\": %lld", frames);
+        if (several_) std::fprintf(o_.results, ", \"matches\": %lld", matches);
         if (color) std::fprintf(o_.results, ", \"full\": %lld, \"empty\": %lld", full, empty);
         if (o_.times) std::fprintf(o_.results, ", \"seconds\": %.6f, \"fps\": %.3f", s.seconds, fps);
         std::fprintf(o_.results, "}}\n");
@@ -96,22 +91,107 @@ class ResultWriter {
   }
 
  private:
-  // Appends to line_ (a fixed buffer: no allocation per frame).
+  // x, y, score and the colour verdict of one match, in the output's form.
+  void match_fields(const FrameResult& r, const FrameMatch& m) {
+    const unsigned long long score = m.at.score, matching = m.matching, total = m.total;
+    const double fraction = r.have_color ? double(m.matching) / double(m.total) : 0.0;
+    const char* verdict = m.full ? "full" : "empty";
+    switch (o_.format) {
+      case OutputFormat::Text:
+        add("x=%d y=%d score=%llu", m.at.x, m.at.y, score);
+        if (r.have_color)
+          add(" %s=%llu/%llu (%.1f%%) %s", o_.pipeline.color.label.c_str(), matching, total, 100.0 * fraction,
+              verdict);
+        break;
+      case OutputFormat::Csv: {
+        add("%d,%d,%llu", m.at.x, m.at.y, score);
+        char frac[40];
+        shortest(frac, sizeof frac, fraction);
+        if (r.have_color) add(",%llu,%llu,%s,%s", matching, total, frac, verdict);
+        break;
+      }
+      case OutputFormat::Json: {
+        add("\"x\": %d, \"y\": %d, \"score\": %llu", m.at.x, m.at.y, score);
+        char frac[40];
+        shortest(frac, sizeof frac, fraction);
+        if (r.have_color)
+          add(", \"matching\": %llu, \"total\": %llu, \"fraction\": %s, \"verdict\": \"%s\"", matching, total, frac,
+              verdict);
+        break;
+      }
+    }
+  }
+
+  void frame_time(const FrameResult& r) {
+    if (!o_.times) return;
+    switch (o_.format) {
+      case OutputFormat::Text: add(" %.3f ms", r.ms); break;
+      case OutputFormat::Csv: add(",%.3f", r.ms); break;
+      case OutputFormat::Json: add(", \"ms\": %.3f", r.ms); break;
+    }
+  }
+
+  void several(const FrameResult& r) {
+    const long long index = r.index;
+    const size_t n = r.matches.size();
+    size_t full = 0;
+    for (const FrameMatch& m : r.matches) full += m.full ? 1 : 0;
+    switch (o_.format) {
+      case OutputFormat::Text:
+        add("frame %lld: %zu match%s", index, n, n == 1 ? "" : "es");
+        if (r.have_color) add(" (%zu full, %zu empty)", full, n - full);
+        frame_time(r);
+        add("\n");
+        for (const FrameMatch& m : r.matches) {
+          add("  ");
+          match_fields(r, m);
+          add("\n");
+        }
+        break;
+      case OutputFormat::Csv:
+        if (n == 0) {
+          add("%lld,0,,,%s", index, r.have_color ? ",,,," : "");
+          frame_time(r);
+          add("\n");
+        }
+        for (size_t i = 0; i < n; ++i) {
+          add("%lld,%zu,", index, i + 1);
+          match_fields(r, r.matches[i]);
+          frame_time(r);
+          add("\n");
+        }
+        break;
+      case OutputFormat::Json:
+        add("{\"frame\": %lld, \"matches\": [", index);
+        for (size_t i = 0; i < n; ++i) {
+          add(i ? ", {" : "{");
+          match_fields(r, r.matches[i]);
+          add("}");
+        }
+        add("]");
+        if (r.have_color) add(", \"full\": %zu, \"empty\": %zu", full, n - full);
+        frame_time(r);
+        add("}\n");
+        break;
+    }
+  }
+
+  // Appends to line_ (its memory stays from frame to frame).
 #if defined(__GNUC__)
   __attribute__((format(printf, 2, 3)))
 #endif
   void add(const char* fmt, ...) {
-    if (used_ >= sizeof line_) return;
+    char buf[512];
     va_list args;
     va_start(args, fmt);
-    const int n = std::vsnprintf(line_ + used_, sizeof line_ - used_, fmt, args);
+    const int n = std::vsnprintf(buf, sizeof buf, fmt, args);
     va_end(args);
-    if (n > 0) used_ += size_t(n);
+    if (n > 0) line_.append(buf, std::min(size_t(n), sizeof buf - 1));
   }
 
   const RunOptions& o_;
-  char line_[512];
-  size_t used_ = 0;
+  const bool several_;
+  std::string line_;
 };
 
 // "\rframe 120 of 795, 245.1 frames/s" on stderr, at most five times a second.
@@ -183,6 +263,7 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
   std::vector<FrameSlot*> in_flight(size_t(depth), nullptr);
   size_t head = 0, count = 0;
   FrameResult res;
+  std::vector<Rect> rects;  // the matched rectangles, for --out
   const double t0 = now_ms();
   double t_first = t0;
   Status failure;
@@ -205,8 +286,10 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
     head = (head + 1) % in_flight.size();
     --count;
     Status s = pipeline->collect(&res);
-    const Rect rect{res.best.x, res.best.y, pipeline->template_width(), pipeline->template_height()};
-    if (s.ok() && sink) s = sink->write(*slot, rect);
+    rects.clear();
+    for (const FrameMatch& m : res.matches)
+      rects.push_back(Rect{m.at.x, m.at.y, pipeline->template_width(), pipeline->template_height()});
+    if (s.ok() && sink) s = sink->write(*slot, rects);
     for (size_t i = 0; s.ok() && i < o.save.size(); ++i)
       if (o.save[i].index == res.index && slot->have_rgb) {
         s = image_encode(slot->rgb, file_extension(o.save[i].path), &saved[i]);
@@ -226,7 +309,9 @@ Status run_video(const RunOptions& o, const Image& gray_template, RunStats* stat
     }
     if (stats->frames == 0) t_first = now_ms();
     ++stats->frames;
-    if (res.have_color) ++(res.full ? stats->full : stats->empty);
+    stats->matches += int64_t(res.matches.size());
+    if (res.have_color)
+      for (const FrameMatch& m : res.matches) ++(m.full ? stats->full : stats->empty);
     stats->prepare_ms += prepare_ms;
     stats->frame_ms += res.ms;
     if (res.link_ms >= 0 && stats->frames > 1) {  // steady state, as steady_seconds

@@ -39,7 +39,7 @@ struct RunOptions {
 };
 
 struct RunStats {
-  int64_t frames = 0, full = 0, empty = 0;
+  int64_t frames = 0, matches = 0, full = 0, empty = 0;  // full / empty: over the matches
   double seconds = 0;       // first frame asked for -> last result written
   double steady_seconds = 0;  // first result written -> last (frames - 1 frames' worth)
   double prepare_ms = 0;    // sum over frames: reading thread's conversion

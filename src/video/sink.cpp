@@ -42,10 +42,10 @@ class Annotator {
     thickness_ = outline_thickness(fmt.width, fmt.height);
     return image_alloc(fmt.width, fmt.height, 3, &rgb_);
   }
-  const Image& annotate(const FrameSlot& slot, Rect match) {
+  const Image& annotate(const FrameSlot& slot, const std::vector<Rect>& matches) {
     for (int y = 0; y < rgb_.height; ++y)
       std::memcpy(rgb_.row(y), slot.rgb.row(y), size_t(rgb_.width) * 3);
-    draw_rect(&rgb_, match, kRed, thickness_);
+    for (const Rect& m : matches) draw_rect(&rgb_, m, kRed, thickness_);
     return rgb_;
   }
 
@@ -79,7 +79,7 @@ class Y4mSink : public AnnotatedSink {
     return file_.write(header.data(), header.size());
   }
 
-  Status write(const FrameSlot& slot, Rect match) override {
+  Status write(const FrameSlot& slot, const std::vector<Rect>& matches) override {
     if (paint_planes_) {
       const size_t luma = in_.luma_bytes(), chroma = in_.chroma_bytes();
       std::memcpy(y_.pixels.data(), slot.bytes, luma);
@@ -89,15 +89,17 @@ class Y4mSink : public AnnotatedSink {
       rgb_to_yuv(rgb_to_yuv_coefficients(in_.matrix, in_.range), kRed.r, kRed.g, kRed.b, &red[0],
                  &red[1], &red[2]);
       const int t = outline_thickness(in_.width, in_.height), sx = in_.chroma_sx, sy = in_.chroma_sy;
-      draw_rect(&y_, match, Rgb{red[0], red[0], red[0]}, t);  // grey of (v, v, v) is v
-      // The chroma samples under the outline (the same rectangle in chroma coordinates).
-      const Rect c{match.x / sx, match.y / sy, (match.x + match.w - 1) / sx - match.x / sx + 1,
-                   (match.y + match.h - 1) / sy - match.y / sy + 1};
-      const int ct = (t + sx - 1) / sx;
-      draw_rect(&u_, c, Rgb{red[1], red[1], red[1]}, ct);
-      draw_rect(&v_, c, Rgb{red[2], red[2], red[2]}, ct);
+      for (const Rect& match : matches) {
+        draw_rect(&y_, match, Rgb{red[0], red[0], red[0]}, t);  // grey of (v, v, v) is v
+        // The chroma samples under the outline (the same rectangle in chroma coordinates).
+        const Rect c{match.x / sx, match.y / sy, (match.x + match.w - 1) / sx - match.x / sx + 1,
+                     (match.y + match.h - 1) / sy - match.y / sy + 1};
+        const int ct = (t + sx - 1) / sx;
+        draw_rect(&u_, c, Rgb{red[1], red[1], red[1]}, ct);
+        draw_rect(&v_, c, Rgb{red[2], red[2], red[2]}, ct);
+      }
     } else {
-      const Image& rgb = annotator_.annotate(slot, match);
+      const Image& rgb = annotator_.annotate(slot, matches);
       const RgbToYuv k = rgb_to_yuv_coefficients(out_.matrix, out_.range);
       for (size_t i = 0, n = out_.luma_bytes(); i < n; ++i) {
         const uint8_t* p = rgb.pixels.data() + 3 * i;
@@ -149,8 +151,8 @@ class FfmpegSink : public AnnotatedSink {
     return Status::Ok();
   }
 
-  Status write(const FrameSlot& slot, Rect match) override {
-    const Image& rgb = annotator_.annotate(slot, match);
+  Status write(const FrameSlot& slot, const std::vector<Rect>& matches) override {
+    const Image& rgb = annotator_.annotate(slot, matches);
     const uint8_t* p = rgb.pixels.data();
     size_t n = rgb.pixels.size();
     while (n > 0) {

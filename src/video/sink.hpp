@@ -5,6 +5,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/image.hpp"
 #include "common/output.hpp"
@@ -16,9 +17,9 @@ namespace parvis::video {
 class AnnotatedSink {
  public:
   virtual ~AnnotatedSink() = default;  // unfinished: ffmpeg is stopped
-  // One frame, in order; `match` is the matched rectangle. Uses slot.bytes (Y4M of a YUV
-  // stream: the rectangle is painted into the planes, every other byte kept) or slot.rgb.
-  virtual Status write(const FrameSlot& slot, Rect match) = 0;
+  // One frame, in order, with its matched rectangles. Uses slot.bytes (Y4M of a YUV stream:
+  // the rectangles are painted into the planes, every other byte kept) or slot.rgb.
+  virtual Status write(const FrameSlot& slot, const std::vector<Rect>& matches) = 0;
   // Completes the file (ffmpeg: waits for it); Outputs::commit then renames it into place.
   virtual Status finish() = 0;
 };

@@ -75,12 +75,19 @@ struct FrameSlot {
   double prepare_ms = 0;     // time of prepare() on the reader thread
 };
 
-struct FrameResult {
-  int64_t index = -1;
-  match::Position best;
-  bool have_color = false;
+// One reported match of a frame and, with the colour check, its verdict.
+struct FrameMatch {
+  match::Position at;
   uint64_t matching = 0, total = 0;  // pixels of the matched rectangle in the HSV range, all
   bool full = false;
+};
+
+struct FrameResult {
+  int64_t index = -1;
+  // What match::matcher_run reports (Result::best): the best position, the K best, or with a
+  // selection (--all, --min-distance) its choice, which may be empty. Reused frame after frame.
+  std::vector<FrameMatch> matches;
+  bool have_color = false;
   double ms = 0;  // the frame's own work: conversion + match + colour (not time spent queued)
   // A device pipeline's split, by CUDA events (< 0 on the host pipeline): the upload of the
   // frame's planes, and the device work from the conversion to the colour count's result.
@@ -88,7 +95,7 @@ struct FrameResult {
 };
 
 struct PipelineConfig {
-  match::Params match;
+  match::Params match;  // top_k and selection: what each frame reports (FrameResult::matches)
   color::ColorCheck color;  // the colour check (--color ...)
   bool need_host_rgb = false;  // an output wants whole frames in RGB on the host (run_video sets it)
   int jobs = 1;                // frames matched at once on the host, one matcher each (--jobs)
@@ -120,6 +127,14 @@ class Pipeline {
   virtual int template_width() const = 0;
   virtual int template_height() const = 0;
 };
+
+// The frame's matches from a run's Result (positions only; colour counts are the pipeline's):
+// every reported position, in order. An empty list without a selection is an error.
+Status frame_matches(const match::Params& params, const match::Result& res, FrameResult* out);
+// The verdict of a match whose counts are set: full when at least full_ratio is in range.
+inline void set_verdict(const color::ColorCheck& check, FrameMatch* m) {
+  m->full = double(m->matching) / double(m->total) >= check.full_ratio;
+}
 
 // Host memory for the reader's slots — each frame's bytes, its grey image and (with `rgb`) its
 // RGB image — made once, for pipelines that work on host frames.

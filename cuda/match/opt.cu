@@ -379,7 +379,8 @@ Method choose(const Matcher& m, std::string* why) {
   // Where the NTT cannot take the template, cuFFT serves SSD's K best without a map, and the
   // normed metrics on the device (cufft_serves_normed).
   std::string no_ntt;
-  const bool cufft_serves = is_normed(m.asked.metric) ? cufft_serves_normed(m) : !map_needed(m.params);
+  const bool cufft_serves =
+      is_normed(m.asked.metric) ? cufft_serves_normed(m) : !map_needed(m.params) || device_choice(m.params);
   if (!cufft_serves && !ntt_eligible(m, &no_ntt)) {
     *why = "auto chose direct: the run reads an exact score map, which direct gives (no NTT: " +
            no_ntt + ")";
@@ -448,7 +449,7 @@ static Status run_unchosen(Matcher* m, const Image& gray_source, Result* out) {
   std::string no_ntt;
   const bool normed = is_normed(m->asked.metric), ntt = ntt_eligible(*m, &no_ntt);
   if (method == Method::FFT && !ntt &&
-      (normed ? !cufft_serves_normed(*m) : m->params.selection.active())) {
+      (normed ? !cufft_serves_normed(*m) : m->params.selection.active() && !device_choice(m->params))) {
     method = Method::Direct;
     out->explain.append("; the run reads an exact score map and the NTT cannot take it (")
         .append(no_ntt)

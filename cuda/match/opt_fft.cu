@@ -497,6 +497,19 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
   return Status::Ok();
 }
 
+// --all without --map (opt_choice.cu): cuFFT's map stays on the device; the positions whose
+// approximate score is within E of the threshold or under are listed, re-scored exactly, and come
+// back alone.
+Status run_fft_choice(Matcher& m, const Image& src, Result* res, bool* overflow) {
+  PARVIS_TRY(timed_upload(m, src));
+  PARVIS_TRY(m.d_choice_approx.alloc(size_t(m.map_w()) * size_t(m.map_h())));
+  cuda::StageTimer untimed(false);
+  PARVIS_TRY(bound_fft(m, [&] { return enqueue_fft_any(m, false, m.d_choice_approx.get(), untimed); }));
+  PARVIS_TRY(enqueue_collect_approx(m, m.d_choice_approx.get(), m.two_e / 2));
+  PARVIS_TRY(finish_device_choice(m, res, overflow));
+  res->method_used = Method::FFT;
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -530,6 +543,13 @@ Status run_fft(Matcher& m, const Image& src, Result* res) {
   std::snprintf(note, sizeof note, "; FFT size %dx%d (timed), %d-bit integral image words",
                 int(m.P), int(m.Q), m.wide ? 64 : 32);
   res->explain.append(note);
+  if (device_choice(m.params)) {
+    bool overflow = false;
+    PARVIS_TRY(run_fft_choice(m, src, res, &overflow));
+    if (!overflow) return Status::Ok();
+    res->explain.append("; more matches than the device's list holds: the direct method's exact map");
+    return run_direct(m, src, res);
+  }
   if (m.params.top_k != 1 || map_needed(m.params)) return run_fft_map(m, src, res, false);
   PARVIS_TRY(time_stages(m, src, res, [&](cuda::StageTimer& st) {
     return bound_fft(m, [&] { return enqueue_fft_any(m, true, nullptr, st); });

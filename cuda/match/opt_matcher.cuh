@@ -8,6 +8,7 @@
 //   opt_fft.cu     the cuFFT pipeline in double + exact re-scoring (FFT method otherwise)
 //   opt_direct.cu  the dp4a direct kernel and the generic exact map (direct method)
 //   opt_mask_fft.cu  --mask with the FFT method (the NTT / cuFFT map of T & b, run sums)
+//   opt_choice.cu  --all chosen on the device: only the matches come back
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -198,6 +199,18 @@ struct Matcher {
   DeviceBuffer<double> d_mask_approx;
   DeviceBuffer<uint64_t> d_mask_a, d_mask_b;
 
+  // --all on the device (opt_choice.cu): the map kept there (32-bit exact, or cuFFT's), the
+  // listed positions and their exact scores, and their copies on the host (reused run to run).
+  DeviceBuffer<uint32_t> d_choice_map32;
+  DeviceBuffer<double> d_choice_approx;
+  DeviceBuffer<int2> d_choice_cand;
+  DeviceBuffer<unsigned long long> d_choice_vals;
+  DeviceBuffer<unsigned> d_choice_count;
+  PinnedBuffer<unsigned> h_choice_count;
+  std::vector<int2> h_choice_cand;
+  std::vector<unsigned long long> h_choice_vals;
+  std::vector<Position> h_choice_sorted;
+
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT
   // graph was captured for (maker and reader graphs differ: a reader's has no source nodes).
@@ -262,6 +275,14 @@ Status enqueue_fft_map(Matcher& m, double* map, double* e);
 // count_ptr, of min(*count_ptr, count) positions (read on the device).
 Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, const unsigned* count_ptr,
                          unsigned long long* exact);
+// opt_choice.cu: --all (a threshold, no --map) chosen on the device. After an exact 32-bit map
+// (enqueue_collect_exact) or cuFFT's (enqueue_collect_approx, E its bound: the list re-scored
+// exactly), finish_device_choice brings the list back and chooses into res (Result::chosen);
+// *overflow when more positions could match than the list holds (nothing chosen then).
+bool device_choice(const Params& p);
+Status enqueue_collect_exact(Matcher& m, const uint32_t* map);
+Status enqueue_collect_approx(Matcher& m, const double* map, double e);
+Status finish_device_choice(Matcher& m, Result* res, bool* overflow);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
 bool mask_fft_applies(const Matcher& m, std::string* why_not);
 Status run_mask_fft(Matcher& m, const Image& src, Result* res);
@@ -342,10 +363,19 @@ Status finish_fused_key(Matcher& m, cudaGraphExec_t* graph, Result* res, Enqueue
 }
 
 // --top K > 1 or --map: enqueue(map) writes the exact 32-bit map, which comes back; the host
-// picks the K best.
+// picks the K best. --all without --map: the matches alone come back (opt_choice.cu), unless
+// there are more than its list holds.
 template <typename Enqueue>
 Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
   const int map_w = m.map_w(), map_h = m.map_h();
+  if (device_choice(m.params)) {
+    bool overflow = false;
+    PARVIS_TRY(m.d_choice_map32.alloc(size_t(map_w) * size_t(map_h)));
+    PARVIS_TRY(enqueue(m.d_choice_map32.get()));
+    PARVIS_TRY(enqueue_collect_exact(m, m.d_choice_map32.get()));
+    PARVIS_TRY(finish_device_choice(m, res, &overflow));
+    if (!overflow) return Status::Ok();
+  }
   std::vector<uint32_t> map32;
   PARVIS_TRY(fetch_map(m, &map32, &res->timings, enqueue));
   const double t0 = now_ms();

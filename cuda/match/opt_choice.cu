@@ -1,0 +1,114 @@
+// cuda-opt: --all chosen on the device (Params::selection with a threshold, no --map). The map
+// stays on the GPU: a kernel lists every position that can score at most the threshold, and only
+// that list comes back — with exact scores, from the exact 32-bit map (direct, NTT) or re-scored
+// exactly (cuFFT's approximate map, each score within E: the list holds every position whose
+// approximate score is at most threshold + E). The host keeps those at most the threshold, in the
+// order of `better`, and suppresses (select.hpp: select_sorted): the choice select_matches makes
+// on the whole exact map. A list longer than kChoiceCap (a flat image: most positions match)
+// reports an overflow, and the caller takes the whole-map path instead.
+#include <algorithm>
+#include <cmath>
+
+#include "match/opt_matcher.cuh"
+
+namespace parvis::match::opt {
+
+namespace {
+
+constexpr unsigned kChoiceCap = 1u << 16;
+constexpr int kCollectThreads = 256;
+
+// Every i with map[i] <= limit into cand (and its value into vals, when given), in no order:
+// the host sorts. *count may exceed cap (an overflow); entries past cap are not written.
+template <typename T>
+__global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsigned n, T limit,
+                                unsigned cap, int2* __restrict__ cand,
+                                unsigned long long* __restrict__ vals, unsigned* __restrict__ count) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const T v = map[i];
+    if (!(v <= limit)) continue;
+    const unsigned k = atomicAdd(count, 1u);
+    if (k >= cap) continue;
+    cand[k] = make_int2(int(i % map_w), int(i / map_w));
+    if (vals) vals[k] = (unsigned long long)v;
+  }
+}
+
+Status alloc_lists(Matcher& m) {
+  PARVIS_TRY(m.d_choice_cand.alloc(kChoiceCap));
+  PARVIS_TRY(m.d_choice_vals.alloc(kChoiceCap));
+  PARVIS_TRY(m.d_choice_count.alloc(1));
+  PARVIS_TRY(m.h_choice_count.alloc(1));
+  CUDA_CHECK(cudaMemsetAsync(m.d_choice_count.get(), 0, sizeof(unsigned), m.stream));
+  return Status::Ok();
+}
+
+template <typename T>
+Status enqueue_collect(Matcher& m, const T* map, T limit, bool with_values) {
+  PARVIS_TRY(alloc_lists(m));
+  const unsigned n = unsigned(size_t(m.map_w()) * size_t(m.map_h()));
+  const unsigned blocks = unsigned(std::min<size_t>(div_up(size_t(n), kCollectThreads), size_t(m.num_sms) * 8));
+  collect_at_most<T><<<blocks, kCollectThreads, 0, m.stream>>>(
+      map, unsigned(m.map_w()), n, limit, kChoiceCap, m.d_choice_cand.get(),
+      with_values ? m.d_choice_vals.get() : nullptr, m.d_choice_count.get());
+  CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool device_choice(const Params& p) { return p.selection.all && !p.want_map; }
+
+Status enqueue_collect_exact(Matcher& m, const uint32_t* map) {
+  const uint64_t t = m.params.selection.max_rank;
+  return enqueue_collect<uint32_t>(m, map, t > 0xffffffffull ? 0xffffffffu : uint32_t(t), true);
+}
+
+Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
+  // Exact <= threshold implies approximate <= threshold + E. The exact scores come later
+  // (enqueue_exact_ssd on the list, count read on the device).
+  PARVIS_TRY(enqueue_collect<double>(m, map, double(m.params.selection.max_rank) + e, false));
+  return enqueue_exact_ssd(m, m.d_choice_cand.get(), kChoiceCap, m.d_choice_count.get(), m.d_choice_vals.get());
+}
+
+Status finish_device_choice(Matcher& m, Result* res, bool* overflow) {
+  cudaStream_t s = m.stream;
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  CUDA_CHECK(cudaMemcpyAsync(m.h_choice_count.get(), m.d_choice_count.get(), sizeof(unsigned),
+                             cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  const unsigned count = *m.h_choice_count.get();
+  *overflow = count > kChoiceCap;
+  if (*overflow) return Status::Ok();
+  try {
+    m.h_choice_cand.resize(count);
+    m.h_choice_vals.resize(count);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of host memory for the matches");
+  }
+  if (count > 0) {
+    CUDA_CHECK(cudaMemcpyAsync(m.h_choice_cand.data(), m.d_choice_cand.get(), count * sizeof(int2),
+                               cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(m.h_choice_vals.data(), m.d_choice_vals.get(), count * sizeof(unsigned long long),
+                               cudaMemcpyDeviceToHost, s));
+  }
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
+  const double t0 = now_ms();
+  const Selection& sel = m.params.selection;
+  std::vector<Position>& sorted = m.h_choice_sorted;
+  sorted.clear();
+  for (unsigned i = 0; i < count; ++i)
+    if (m.h_choice_vals[i] <= sel.max_rank)
+      sorted.push_back(Position{m.h_choice_cand[i].x, m.h_choice_cand[i].y, m.h_choice_vals[i]});
+  std::sort(sorted.begin(), sorted.end(), better);
+  res->best = select_sorted(sorted, sel, m.params.top_k, m.map_w(), m.map_h());
+  res->chosen = true;
+  res->timings.compute_ms += now_ms() - t0;
+  char note[96];
+  std::snprintf(note, sizeof note, "; --all on the device: %u positions listed, %zu match", count, sorted.size());
+  res->explain.append(note);
+  return Status::Ok();
+}
+
+}  // namespace parvis::match::opt

@@ -10,8 +10,8 @@
 #      host against the host conversion (tests/cuda/video_convert_emulate.cu, every layout).
 #   2. compute-sanitizer memcheck (leak check) on short clips (the production line with the
 #      colour check, the capsule grid, the odd-sized clip with --out), both versions and
-#      cuda-opt's host path side by side; racecheck on cuda-opt's device pipeline (count_rect
-#      reduces in shared memory)
+#      cuda-opt's host path side by side, every match of the capsule grid (--all); racecheck on
+#      cuda-opt's device pipeline (count_rect reduces in shared memory), with --all too
 #   3. ./main bench video on both versions (1920x1080 4:2:0, 96 frames, templates 16, 64, 128;
 #      end to end and its bounds; cuda-opt also link, gpu, bound:read|link, e2e:host-convert),
 #      rows appended to bench/results/times.csv
@@ -45,7 +45,9 @@ for v in cuda-naive cuda-opt; do
   gpu_sanitize memcheck $v video_capsules_grid & pids+=($!)
   gpu_sanitize memcheck $v video_out_odd & pids+=($!)
 done
+gpu_sanitize memcheck cuda-opt video_capsules_all & pids+=($!)
 gpu_sanitize racecheck cuda-opt video_line_blue & pids+=($!)
+gpu_sanitize racecheck cuda-opt video_capsules_all_csv_fft & pids+=($!)
 # cuda-opt's host path under memcheck (a case of its own: gpu_sanitize names logs by pattern).
 (export PARVIS_TUNING=video.host_convert=1; gpu_sanitize memcheck cuda-opt video_line_422_blue) & pids+=($!)
 wait "${pids[@]}" "$host_pid"

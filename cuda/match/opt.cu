@@ -261,7 +261,15 @@ Status elapsed(Matcher& m, Timings* t) {
   t->compute_ms = b;
   t->download_ms = c;
   t->upload_bytes = double(m.upload_info.bytes);
-  t->upload_how = m.upload_info.bytes ? m.upload_info.describe() + m.upload_note : m.upload_note;
+  // The text is made again only when the copy changed shape: a video's frames allocate nothing.
+  if (m.upload_info.bytes && !(m.upload_how_made && m.upload_how_info.same_shape(m.upload_info) &&
+                               m.upload_how_note == m.upload_note)) {
+    m.upload_how_text = m.upload_info.describe() + m.upload_note;
+    m.upload_how_info = m.upload_info;
+    m.upload_how_note = m.upload_note;
+    m.upload_how_made = true;
+  }
+  t->upload_how.assign(m.upload_info.bytes ? m.upload_how_text : m.upload_note);
   return Status::Ok();
 }
 

@@ -147,6 +147,10 @@ struct Matcher {
   bool gray_device = true;         // PARVIS_GRAY=device (default) | host: who makes an RGB source's grey
   const Image* rgb_source = nullptr;  // matcher_run_rgb: the RGB bytes to upload and make grey
   std::string upload_note;         // how the source got to d_src beyond upload_info (timing line)
+  // The timing line's text for upload_info + upload_note, and what it was made from.
+  std::string upload_how_text, upload_how_note;
+  cuda::TransferInfo upload_how_info;
+  bool upload_how_made = false;
   DeviceBuffer<opt::DeviceOut> d_out;         // the FFT / NTT paths' working record
   DeviceBuffer<opt::DeviceOut> d_direct_rec;  // direct_dp4a's, only ever left clean
   PinnedBuffer<opt::DeviceOut> h_out;         // the result on the host (mapped where possible)

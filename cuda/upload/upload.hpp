@@ -45,6 +45,11 @@ struct TransferInfo {
   bool padded = false;    // staged: padded rows in 1-D copies
   bool one_pass = false;  // staged: in one pass, pulled by the GPU
   std::string describe() const;  // e.g. "staged one pass, 12 threads x 32 KiB, padded rows, ..."
+  // Whether describe() says the same (a run that copies like the last one needs no new text).
+  bool same_shape(const TransferInfo& o) const {
+    return used == o.used && threads == o.threads && piece == o.piece && padded == o.padded &&
+           one_pass == o.one_pass;
+  }
 };
 
 class StagedCopier {

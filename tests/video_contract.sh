@@ -38,6 +38,19 @@ COLOR=--color
   { grep -q "is not implemented in" "$WORK/color.err" && COLOR=""; }
 [ -n "$COLOR" ] || skip "colour checks: the colour filter is not in this version"
 
+# match_saved DIR TEMPLATE FRAMES [match options...]: `EXE match --json` on each saved frame
+# DIR/fN.ppm, its output in DIR/mN/stdout; all in one `./main run-cases` process (each line runs
+# as its own process would; a CUDA version pays for one context, not one a frame).
+match_saved() {
+  local dir=$1 tpl=$2 frames=$3 f; shift 3
+  : >"$dir/match.list"
+  for f in $frames; do
+    mkdir -p "$dir/m$f"
+    (IFS=$'\t'; printf '%s\n' "$dir/m$f${IFS}match${IFS}$dir/f$f.ppm${IFS}$tpl${IFS}--json${*:+$IFS}$*") >>"$dir/match.list"
+  done
+  "$EXE" run-cases "$dir/match.list" >"$dir/match.log" 2>&1
+}
+
 # contract NAME IN TEMPLATE FRAMES [video options...]: video with --save-frame for each frame
 # listed, then match on each saved frame, field by field.
 contract() {
@@ -56,14 +69,7 @@ contract() {
   fi
   cmp -s "$dir/video.jsonl" "$dir/saved.jsonl" || { fail "$name: the results change with --save-frame"; return; }
   local bad=0 n=0 line m
-  # Every frame's match in one `./main run-cases` process (each line runs as its own process
-  # would; a CUDA version pays for one context, not one a frame).
-  : >"$dir/match.list"
-  for f in $frames; do
-    mkdir -p "$dir/m$f"
-    (IFS=$'\t'; printf '%s\n' "$dir/m$f${IFS}match${IFS}$dir/f$f.ppm${IFS}$tpl${IFS}--json${match_opts[*]:+$IFS}${match_opts[*]}") >>"$dir/match.list"
-  done
-  "$EXE" run-cases "$dir/match.list" >"$dir/match.log" 2>&1 || { fail "$name: run-cases exited $?: $(head -n1 "$dir/match.log")"; return; }
+  match_saved "$dir" "$tpl" "$frames" "${match_opts[@]}" || { fail "$name: run-cases exited $?: $(head -n1 "$dir/match.log")"; return; }
   for f in $frames; do
     line=$(grep -m1 "^{\"frame\": $f," "$dir/video.jsonl")
     m=$(cat "$dir/m$f/stdout")
@@ -112,12 +118,7 @@ contract_all() {
   if ! "$EXE" video "$in" "$tpl" --json --no-time "$@" "${color_opts[@]}" "${opts[@]}" >"$dir/video.jsonl" 2>"$dir/video.err"; then
     fail "$name: video exited $?: $(head -n1 "$dir/video.err")"; return
   fi
-  : >"$dir/match.list"
-  for f in $frames; do
-    mkdir -p "$dir/m$f"
-    (IFS=$'\t'; printf '%s\n' "$dir/m$f${IFS}match${IFS}$dir/f$f.ppm${IFS}$tpl${IFS}--json${IFS}$*${color_opts[*]:+$IFS}${color_opts[*]}") >>"$dir/match.list"
-  done
-  "$EXE" run-cases "$dir/match.list" >"$dir/match.log" 2>&1 || { fail "$name: run-cases exited $?: $(head -n1 "$dir/match.log")"; return; }
+  match_saved "$dir" "$tpl" "$frames" "$@" "${color_opts[@]}" || { fail "$name: run-cases exited $?: $(head -n1 "$dir/match.log")"; return; }
   local pattern='"x": [0-9]*, "y": [0-9]*, "score": [0-9]*\|"verdict": "[a-z]*"' bad=0 total=0 v m
   for f in $frames; do
     v=$(grep -m1 "^{\"frame\": $f," "$dir/video.jsonl" | sed -n 's/.*"matches": \[\(.*\)\].*/\1/p' | grep -o "$pattern" | tr '\n' ' ')

@@ -308,7 +308,8 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
     }();
   };
   Settled settled;
-  settle(lo.data(), hi.data(), map_w, map_h, m.asked.top_k, m.asked.selection, rescore, &settled);
+  settle(lo.data(), hi.data(), map_w, map_h, m.asked.top_k, m.asked.selection, m.asked.want_map, rescore,
+         &settled);
   PARVIS_TRY(failed);
   res->best = std::move(settled.best);
   res->chosen = m.asked.selection.active();  // settle's answer is the choice

@@ -76,7 +76,7 @@ void choose(const RankMap& r, const Params& params, bool as_is, double c_bound, 
     return;
   }
   Settled settled;
-  settle(r.lo, r.hi, map_w, map_h, params.top_k, params.selection, rescore, &settled);
+  settle(r.lo, r.hi, map_w, map_h, params.top_k, params.selection, params.want_map, rescore, &settled);
   res->best = std::move(settled.best);
   res->chosen = params.selection.active();  // settle's answer is the choice
   if (params.want_map) write_map(r.hi, params.metric, map_w, map_h, exec, res);

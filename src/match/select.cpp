@@ -3,8 +3,31 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <queue>
+#include <unordered_set>
 
 namespace parvis::match {
+
+// Kept positions bucketed in cells of D x D: a position within D of a kept one (|dx| < D and
+// |dy| < D) lies in the 3 x 3 cells around its own.
+class Suppressor {
+ public:
+  Suppressor(int d, int map_width, int map_height)
+      : d_(d), cw_(map_width / d + 1), ch_(map_height / d + 1), cells_(size_t(cw_) * size_t(ch_)) {}
+  bool near(int x, int y) const {
+    const int cx = x / d_, cy = y / d_;
+    for (int yy = std::max(0, cy - 1); yy <= std::min(ch_ - 1, cy + 1); ++yy)
+      for (int xx = std::max(0, cx - 1); xx <= std::min(cw_ - 1, cx + 1); ++xx)
+        for (const Position& q : cells_[size_t(yy) * size_t(cw_) + size_t(xx)])
+          if (std::abs(x - q.x) < d_ && std::abs(y - q.y) < d_) return true;
+    return false;
+  }
+  void add(const Position& p) { cells_[size_t(p.y / d_) * size_t(cw_) + size_t(p.x / d_)].push_back(p); }
+
+ private:
+  int d_, cw_, ch_;
+  std::vector<std::vector<Position>> cells_;
+};
 
 std::vector<Position> select_sorted(const std::vector<Position>& sorted, const Selection& sel,
                                     int top_k, int map_width, int map_height) {
@@ -15,26 +38,12 @@ std::vector<Position> select_sorted(const std::vector<Position>& sorted, const S
   }
   if (sel.min_distance <= 1)
     return std::vector<Position>(sorted.begin(), sorted.begin() + std::ptrdiff_t(std::min(limit, sorted.size())));
-  // Kept positions bucketed in cells of D x D: a conflict lies in the 3 x 3 cells around.
-  const int d = sel.min_distance;
-  const int cw = map_width / d + 1, ch = map_height / d + 1;
-  std::vector<std::vector<int>> cells(size_t(cw) * size_t(ch));
+  Suppressor kept_near(sel.min_distance, map_width, map_height);
   std::vector<Position> kept;
   for (size_t i = 0; i < sorted.size() && (sel.all ? i < limit : kept.size() < limit); ++i) {
     const Position& p = sorted[i];
-    const int cx = p.x / d, cy = p.y / d;
-    bool clear = true;
-    for (int yy = std::max(0, cy - 1); clear && yy <= std::min(ch - 1, cy + 1); ++yy)
-      for (int xx = std::max(0, cx - 1); clear && xx <= std::min(cw - 1, cx + 1); ++xx)
-        for (int k : cells[size_t(yy) * size_t(cw) + size_t(xx)]) {
-          const Position& q = kept[size_t(k)];
-          if (std::abs(p.x - q.x) < d && std::abs(p.y - q.y) < d) {
-            clear = false;
-            break;
-          }
-        }
-    if (!clear) continue;
-    cells[size_t(cy) * size_t(cw) + size_t(cx)].push_back(int(kept.size()));
+    if (kept_near.near(p.x, p.y)) continue;
+    kept_near.add(p);
     kept.push_back(p);
   }
   return kept;
@@ -87,13 +96,102 @@ void finish_choice(const Params& params, Result* res) {
   if (!params.want_map) res->map.clear();  // the memory stays for the next run
 }
 
+void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int map_width,
+                        int map_height, RankRescoreFn rescore, Settled* out) {
+  std::vector<Ranged>& c = *cands;
+  out->best.clear();
+  out->rescored = 0;
+  std::vector<Position> batch;
+  std::vector<uint32_t> batch_of;  // the candidate each batch entry stands for
+  auto rescore_batch = [&] {
+    if (batch.empty()) return;
+    rescore(&batch);
+    out->rescored += batch.size();
+    for (size_t j = 0; j < batch.size(); ++j) c[batch_of[j]].lo = c[batch_of[j]].hi = batch[j].score;
+    batch.clear();
+    batch_of.clear();
+  };
+  auto pack = [](int x, int y) { return uint64_t(uint32_t(y)) << 32 | uint32_t(x); };
+  {  // 1. What the midpoints would choose, in one batch: with narrow ends, the answer itself.
+    std::vector<Position> guess;
+    guess.reserve(c.size());
+    for (const Ranged& r : c) guess.push_back(Position{r.x, r.y, r.lo + (r.hi - r.lo) / 2});
+    std::sort(guess.begin(), guess.end(), better);
+    std::unordered_set<uint64_t> chosen;
+    for (const Position& p : select_sorted(guess, sel, 1, map_width, map_height)) chosen.insert(pack(p.x, p.y));
+    for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
+      if (c[i].lo != c[i].hi && chosen.count(pack(c[i].x, c[i].y))) {
+        batch.push_back(Position{c[i].x, c[i].y, 0});
+        batch_of.push_back(i);
+      }
+    rescore_batch();
+  }
+  // 2. The exact order: the front candidate, once exact, ranks before every other one (each
+  // lies at or above its lower end), so it is chosen unless a kept one lies near it; one still
+  // open is re-scored with the next ones in line.
+  auto after = [&](uint32_t a, uint32_t b) {
+    if (c[a].lo != c[b].lo) return c[a].lo > c[b].lo;
+    if (c[a].y != c[b].y) return c[a].y > c[b].y;
+    return c[a].x > c[b].x;
+  };
+  std::vector<uint32_t> all;
+  for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
+    if (c[i].lo <= sel.max_rank) all.push_back(i);
+  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(after)> line(after, std::move(all));
+  const bool suppress = sel.min_distance > 1;
+  Suppressor kept_near(suppress ? sel.min_distance : 1, map_width, map_height);
+  std::vector<uint32_t> popped;
+  size_t grow = 1;
+  while (!line.empty()) {
+    const Ranged& r = c[line.top()];
+    if (r.lo > sel.max_rank) break;  // every one left ranks above the threshold
+    if (suppress && kept_near.near(r.x, r.y)) {  // a better one was kept nearby
+      line.pop();
+      continue;
+    }
+    if (r.lo == r.hi) {
+      const Position p{r.x, r.y, r.lo};
+      line.pop();
+      out->best.push_back(p);
+      if (suppress) kept_near.add(p);
+      continue;
+    }
+    while (!line.empty() && batch.size() < grow) {
+      const uint32_t j = line.top();
+      line.pop();
+      if (suppress && kept_near.near(c[j].x, c[j].y)) continue;
+      popped.push_back(j);
+      if (c[j].lo != c[j].hi) {
+        batch.push_back(Position{c[j].x, c[j].y, 0});
+        batch_of.push_back(j);
+      }
+    }
+    rescore_batch();
+    for (uint32_t j : popped) line.push(j);
+    popped.clear();
+    grow = std::min(grow * 2, size_t(1) << 16);
+  }
+}
+
 void settle(uint64_t* lo, uint64_t* hi, int map_width, int map_height, int top_k,
-            const Selection& sel, RankRescoreFn rescore, Settled* out) {
+            const Selection& sel, bool exact_map, RankRescoreFn rescore, Settled* out) {
   const size_t n = size_t(map_width) * size_t(map_height);
   const size_t k = size_t(std::max(top_k, 1));
   out->best.clear();
   out->rescored = 0;
   if (n == 0) return;
+  if (sel.all && !exact_map) {
+    std::vector<Ranged> cands;
+    for (size_t i = 0; i < n; ++i)
+      if (lo[i] <= sel.max_rank)
+        cands.push_back(Ranged{int(i % size_t(map_width)), int(i / size_t(map_width)), lo[i], hi[i]});
+    choose_within_ends(&cands, sel, map_width, map_height, rescore, out);
+    for (const Ranged& r : cands) {
+      const size_t i = size_t(r.y) * size_t(map_width) + size_t(r.x);
+      lo[i] = r.lo, hi[i] = r.hi;
+    }
+    return;
+  }
   // The m-th smallest hi (m >= n: every position): a bounded max-heap in one pass for small m
   // (one comparison for most positions), nth_element on a copy otherwise.
   std::vector<uint64_t> part;

@@ -44,22 +44,40 @@ void finish_choice(const Params& params, Result* res);
 // Exact ranks (Position::score) for the candidate positions, filled in place.
 using RankRescoreFn = FunctionRef<void(std::vector<Position>* candidates)>;
 
+struct Settled {
+  std::vector<Position> best;
+  size_t rescored = 0;
+};
+
+// A position whose rank is known within two ends: lo <= the exact rank <= hi (lo == hi: exact).
+struct Ranged {
+  int x = 0, y = 0;
+  uint64_t lo = 0, hi = 0;
+};
+
+// --all's choice (sel.all) among candidates known within ends, where every position whose rank
+// could be at most sel.max_rank is a candidate. Re-scores only what the choice needs: the chosen
+// positions and those whose order against them the ends leave open. First, in one batch, what
+// the ends' midpoints would choose; then, in the exact order (lo, y, x), any candidate still open
+// when it comes first, with the next ones in line (batches that double). out->best gets the
+// choice with exact ranks; *cands is updated in place (exact where re-scored).
+void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int map_width,
+                        int map_height, RankRescoreFn rescore, Settled* out);
+
 // A rank map known within bounds: lo[i] <= the exact rank of position i (row-major) <= hi[i];
-// lo[i] == hi[i] means exact. Re-scores, through `rescore`, every position whose exact rank
-// could be at most a threshold T, and writes each exact rank into lo and hi:
+// lo[i] == hi[i] means exact. With sel.all and no `exact_map`, choose_within_ends on every
+// position whose lower end is at most the threshold. Otherwise re-scores, through `rescore`,
+// every position whose exact rank could be at most a threshold T, and writes each exact rank
+// into lo and hi:
 //   sel.all              T = sel.max_rank (every match is then known exactly);
 //   otherwise            T = the m-th smallest hi, m = top_k (at least top_k positions rank at
 //                        most T); with sel.min_distance > 1, m grows fourfold until the choice
 //                        among the positions ranking at most T keeps top_k of them (or T covers
 //                        every position).
 // Every position ranking at most T is then exact in hi, and every other one has hi > T, so that
-// select_matches on hi (or the K smallest of hi) gives exactly the answer of the exact map.
-// `best` gets that answer; `rescored` the positions re-scored.
-struct Settled {
-  std::vector<Position> best;
-  size_t rescored = 0;
-};
+// select_matches on hi (or the K smallest of hi) gives exactly the answer of the exact map (for
+// a --map: `exact_map`). `best` gets that answer; `rescored` the positions re-scored.
 void settle(uint64_t* lo, uint64_t* hi, int map_width, int map_height, int top_k,
-            const Selection& sel, RankRescoreFn rescore, Settled* out);
+            const Selection& sel, bool exact_map, RankRescoreFn rescore, Settled* out);
 
 }  // namespace parvis::match

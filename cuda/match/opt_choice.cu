@@ -1,13 +1,16 @@
 // cuda-opt: --all chosen on the device (Params::selection with a threshold, no --map). The map
 // stays on the GPU: a kernel lists every position that can score at most the threshold, and only
-// that list comes back — with exact scores, from the exact 32-bit map (direct, NTT) or re-scored
-// exactly (cuFFT's approximate map, each score within E: the list holds every position whose
-// approximate score is at most threshold + E). The host keeps those at most the threshold, in the
-// order of `better`, and suppresses (select.hpp: select_sorted): the choice select_matches makes
-// on the whole exact map. A list longer than kChoiceCap (a flat image: most positions match)
-// reports an overflow, and the caller takes the whole-map path instead.
+// that list comes back. From the exact 32-bit map (direct, NTT) with exact scores: the host keeps
+// those at most the threshold in the order of `better` and suppresses (select.hpp:
+// select_sorted). From cuFFT's approximate map (each score within E) with the approximate
+// scores of every position at most threshold + E: each exact score lies within two ends, and
+// select.hpp's choose_within_ends re-scores on the device only what the choice needs. Either way
+// the choice select_matches makes on the whole exact map. A list longer than kChoiceCap (a flat
+// image: most positions match) reports an overflow, and the caller takes the whole-map path.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "match/opt_matcher.cuh"
 
@@ -30,7 +33,10 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
     const unsigned k = atomicAdd(count, 1u);
     if (k >= cap) continue;
     cand[k] = make_int2(int(i % map_w), int(i / map_w));
-    if (vals) vals[k] = (unsigned long long)v;
+    if constexpr (std::is_same<T, double>::value)
+      vals[k] = (unsigned long long)__double_as_longlong(v);  // the approximate score's bits
+    else
+      vals[k] = (unsigned long long)v;
   }
 }
 
@@ -44,14 +50,31 @@ Status alloc_lists(Matcher& m) {
 }
 
 template <typename T>
-Status enqueue_collect(Matcher& m, const T* map, T limit, bool with_values) {
+Status enqueue_collect(Matcher& m, const T* map, T limit) {
   PARVIS_TRY(alloc_lists(m));
   const unsigned n = unsigned(size_t(m.map_w()) * size_t(m.map_h()));
   const unsigned blocks = unsigned(std::min<size_t>(div_up(size_t(n), kCollectThreads), size_t(m.num_sms) * 8));
   collect_at_most<T><<<blocks, kCollectThreads, 0, m.stream>>>(
-      map, unsigned(m.map_w()), n, limit, kChoiceCap, m.d_choice_cand.get(),
-      with_values ? m.d_choice_vals.get() : nullptr, m.d_choice_count.get());
+      map, unsigned(m.map_w()), n, limit, kChoiceCap, m.d_choice_cand.get(), m.d_choice_vals.get(),
+      m.d_choice_count.get());
   CUDA_CHECK_LAUNCH();
+  return Status::Ok();
+}
+
+// The exact SSD of the batch's positions, on the device (the list's buffers are free by then).
+Status rescore_batch(Matcher& m, std::vector<Position>* batch) {
+  const size_t k = batch->size();
+  std::vector<int2>& at = m.h_choice_cand;
+  std::vector<unsigned long long>& exact = m.h_choice_vals;
+  at.resize(k);
+  exact.resize(k);
+  for (size_t i = 0; i < k; ++i) at[i] = make_int2((*batch)[i].x, (*batch)[i].y);
+  CUDA_CHECK(cudaMemcpyAsync(m.d_choice_cand.get(), at.data(), k * sizeof(int2), cudaMemcpyHostToDevice, m.stream));
+  PARVIS_TRY(enqueue_exact_ssd(m, m.d_choice_cand.get(), unsigned(k), nullptr, m.d_choice_vals.get()));
+  CUDA_CHECK(cudaMemcpyAsync(exact.data(), m.d_choice_vals.get(), k * sizeof(unsigned long long),
+                             cudaMemcpyDeviceToHost, m.stream));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  for (size_t i = 0; i < k; ++i) (*batch)[i].score = exact[i];
   return Status::Ok();
 }
 
@@ -61,17 +84,15 @@ bool device_choice(const Params& p) { return p.selection.all && !p.want_map; }
 
 Status enqueue_collect_exact(Matcher& m, const uint32_t* map) {
   const uint64_t t = m.params.selection.max_rank;
-  return enqueue_collect<uint32_t>(m, map, t > 0xffffffffull ? 0xffffffffu : uint32_t(t), true);
+  return enqueue_collect<uint32_t>(m, map, t > 0xffffffffull ? 0xffffffffu : uint32_t(t));
 }
 
 Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
-  // Exact <= threshold implies approximate <= threshold + E. The exact scores come later
-  // (enqueue_exact_ssd on the list, count read on the device).
-  PARVIS_TRY(enqueue_collect<double>(m, map, double(m.params.selection.max_rank) + e, false));
-  return enqueue_exact_ssd(m, m.d_choice_cand.get(), kChoiceCap, m.d_choice_count.get(), m.d_choice_vals.get());
+  // Exact <= threshold implies approximate <= threshold + E.
+  return enqueue_collect<double>(m, map, double(m.params.selection.max_rank) + e);
 }
 
-Status finish_device_choice(Matcher& m, Result* res, bool* overflow) {
+Status finish_device_choice(Matcher& m, double e, Result* res, bool* overflow) {
   cudaStream_t s = m.stream;
   CUDA_CHECK(cudaEventRecord(m.ev[2], s));
   CUDA_CHECK(cudaMemcpyAsync(m.h_choice_count.get(), m.d_choice_count.get(), sizeof(unsigned),
@@ -96,17 +117,40 @@ Status finish_device_choice(Matcher& m, Result* res, bool* overflow) {
   PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
   const double t0 = now_ms();
   const Selection& sel = m.params.selection;
-  std::vector<Position>& sorted = m.h_choice_sorted;
-  sorted.clear();
-  for (unsigned i = 0; i < count; ++i)
-    if (m.h_choice_vals[i] <= sel.max_rank)
-      sorted.push_back(Position{m.h_choice_cand[i].x, m.h_choice_cand[i].y, m.h_choice_vals[i]});
-  std::sort(sorted.begin(), sorted.end(), better);
-  res->best = select_sorted(sorted, sel, m.params.top_k, m.map_w(), m.map_h());
+  size_t rescored = 0;
+  if (e < 0) {  // exact scores
+    std::vector<Position>& sorted = m.h_choice_sorted;
+    sorted.clear();
+    for (unsigned i = 0; i < count; ++i)
+      if (m.h_choice_vals[i] <= sel.max_rank)
+        sorted.push_back(Position{m.h_choice_cand[i].x, m.h_choice_cand[i].y, m.h_choice_vals[i]});
+    std::sort(sorted.begin(), sorted.end(), better);
+    res->best = select_sorted(sorted, sel, m.params.top_k, m.map_w(), m.map_h());
+  } else {  // approximate: each exact SSD (an integer) within E of its approximate score
+    std::vector<Ranged>& ends = m.h_choice_ends;
+    ends.resize(count);
+    for (unsigned i = 0; i < count; ++i) {
+      double a;
+      std::memcpy(&a, &m.h_choice_vals[i], sizeof a);
+      const double lo = std::ceil(std::max(0.0, a - e)), hi = std::floor(a + e);
+      ends[i] = Ranged{m.h_choice_cand[i].x, m.h_choice_cand[i].y, uint64_t(lo), uint64_t(std::max(lo, hi))};
+    }
+    Status failed;
+    Settled settled;
+    choose_within_ends(&ends, sel, m.map_w(), m.map_h(),
+                       [&](std::vector<Position>* batch) {
+                         if (failed.ok()) failed = rescore_batch(m, batch);
+                       },
+                       &settled);
+    PARVIS_TRY(failed);
+    res->best = std::move(settled.best);
+    rescored = settled.rescored;
+  }
   res->chosen = true;
   res->timings.compute_ms += now_ms() - t0;
-  char note[96];
-  std::snprintf(note, sizeof note, "; --all on the device: %u positions listed, %zu match", count, sorted.size());
+  char note[128];
+  std::snprintf(note, sizeof note, "; --all on the device: %u positions listed, %zu re-scored, %zu chosen",
+                count, rescored, res->best.size());
   res->explain.append(note);
   return Status::Ok();
 }

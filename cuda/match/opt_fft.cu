@@ -498,15 +498,15 @@ Status run_fft_map(Matcher& m, const Image& src, Result* res, bool uploaded) {
 }
 
 // --all without --map (opt_choice.cu): cuFFT's map stays on the device; the positions whose
-// approximate score is within E of the threshold or under are listed, re-scored exactly, and come
-// back alone.
+// approximate score is within E of the threshold or under come back alone, with their
+// approximate scores, and what the choice needs is re-scored exactly.
 Status run_fft_choice(Matcher& m, const Image& src, Result* res, bool* overflow) {
   PARVIS_TRY(timed_upload(m, src));
   PARVIS_TRY(m.d_choice_approx.alloc(size_t(m.map_w()) * size_t(m.map_h())));
   cuda::StageTimer untimed(false);
   PARVIS_TRY(bound_fft(m, [&] { return enqueue_fft_any(m, false, m.d_choice_approx.get(), untimed); }));
   PARVIS_TRY(enqueue_collect_approx(m, m.d_choice_approx.get(), m.two_e / 2));
-  PARVIS_TRY(finish_device_choice(m, res, overflow));
+  PARVIS_TRY(finish_device_choice(m, m.two_e / 2, res, overflow));
   res->method_used = Method::FFT;
   return Status::Ok();
 }

@@ -214,6 +214,7 @@ struct Matcher {
   std::vector<int2> h_choice_cand;
   std::vector<unsigned long long> h_choice_vals;
   std::vector<Position> h_choice_sorted;
+  std::vector<Ranged> h_choice_ends;
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT
@@ -280,13 +281,14 @@ Status enqueue_fft_map(Matcher& m, double* map, double* e);
 Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, const unsigned* count_ptr,
                          unsigned long long* exact);
 // opt_choice.cu: --all (a threshold, no --map) chosen on the device. After an exact 32-bit map
-// (enqueue_collect_exact) or cuFFT's (enqueue_collect_approx, E its bound: the list re-scored
-// exactly), finish_device_choice brings the list back and chooses into res (Result::chosen);
-// *overflow when more positions could match than the list holds (nothing chosen then).
+// (enqueue_collect_exact; then e < 0) or cuFFT's (enqueue_collect_approx, e its bound E: what the
+// choice needs re-scored exactly), finish_device_choice brings the list back and chooses into res
+// (Result::chosen); *overflow when more positions could match than the list holds (nothing
+// chosen then).
 bool device_choice(const Params& p);
 Status enqueue_collect_exact(Matcher& m, const uint32_t* map);
 Status enqueue_collect_approx(Matcher& m, const double* map, double e);
-Status finish_device_choice(Matcher& m, Result* res, bool* overflow);
+Status finish_device_choice(Matcher& m, double e, Result* res, bool* overflow);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
 bool mask_fft_applies(const Matcher& m, std::string* why_not);
 Status run_mask_fft(Matcher& m, const Image& src, Result* res);
@@ -377,7 +379,7 @@ Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
     PARVIS_TRY(m.d_choice_map32.alloc(size_t(map_w) * size_t(map_h)));
     PARVIS_TRY(enqueue(m.d_choice_map32.get()));
     PARVIS_TRY(enqueue_collect_exact(m, m.d_choice_map32.get()));
-    PARVIS_TRY(finish_device_choice(m, res, &overflow));
+    PARVIS_TRY(finish_device_choice(m, -1.0, res, &overflow));
     if (!overflow) return Status::Ok();
   }
   std::vector<uint32_t> map32;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <queue>
-#include <unordered_set>
 
 namespace parvis::match {
 
@@ -111,63 +110,78 @@ void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int ma
     batch.clear();
     batch_of.clear();
   };
-  auto pack = [](int x, int y) { return uint64_t(uint32_t(y)) << 32 | uint32_t(x); };
-  {  // 1. What the midpoints would choose, in one batch: with narrow ends, the answer itself.
-    std::vector<Position> guess;
-    guess.reserve(c.size());
-    for (const Ranged& r : c) guess.push_back(Position{r.x, r.y, r.lo + (r.hi - r.lo) / 2});
-    std::sort(guess.begin(), guess.end(), better);
-    std::unordered_set<uint64_t> chosen;
-    for (const Position& p : select_sorted(guess, sel, 1, map_width, map_height)) chosen.insert(pack(p.x, p.y));
-    for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
-      if (c[i].lo != c[i].hi && chosen.count(pack(c[i].x, c[i].y))) {
-        batch.push_back(Position{c[i].x, c[i].y, 0});
-        batch_of.push_back(i);
-      }
+  auto open_into_batch = [&](uint32_t i) {
+    if (c[i].lo == c[i].hi) return;
+    batch.push_back(Position{c[i].x, c[i].y, 0});
+    batch_of.push_back(i);
+  };
+  // The order (lo, y, x): the candidates sorted once; a re-scored one (its lo can only grow)
+  // goes back through a small heap beside the sorted run.
+  auto before = [&](uint32_t a, uint32_t b) {
+    if (c[a].lo != c[b].lo) return c[a].lo < c[b].lo;
+    if (c[a].y != c[b].y) return c[a].y < c[b].y;
+    return c[a].x < c[b].x;
+  };
+  std::vector<uint32_t> order;
+  order.reserve(c.size());
+  for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
+    if (c[i].lo <= sel.max_rank) order.push_back(i);
+  std::sort(order.begin(), order.end(), before);
+  const bool suppress = sel.min_distance > 1;
+  {  // 1. What the lower ends, taken as exact, would choose, in one batch: with narrow ends, the
+     //    answer itself.
+    Suppressor guess_near(suppress ? sel.min_distance : 1, map_width, map_height);
+    for (uint32_t i : order) {
+      if (suppress && guess_near.near(c[i].x, c[i].y)) continue;
+      if (suppress) guess_near.add(Position{c[i].x, c[i].y, 0});
+      open_into_batch(i);
+    }
     rescore_batch();
+    std::sort(order.begin(), order.end(), before);  // the re-scored ones moved up
   }
   // 2. The exact order: the front candidate, once exact, ranks before every other one (each
-  // lies at or above its lower end), so it is chosen unless a kept one lies near it; one still
-  // open is re-scored with the next ones in line.
-  auto after = [&](uint32_t a, uint32_t b) {
-    if (c[a].lo != c[b].lo) return c[a].lo > c[b].lo;
-    if (c[a].y != c[b].y) return c[a].y > c[b].y;
-    return c[a].x > c[b].x;
+  //    lies at or above its lower end), so it is chosen unless a kept one lies near it; one still
+  //    open is re-scored with the next ones in line (batches that double).
+  auto after = [&](uint32_t a, uint32_t b) { return before(b, a); };
+  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(after)> back(after);
+  size_t next = 0;  // the sorted run's front
+  auto front = [&](uint32_t* i) {
+    const bool run = next < order.size(), heap = !back.empty();
+    if (!run && !heap) return false;
+    *i = !heap || (run && before(order[next], back.top())) ? order[next] : back.top();
+    return true;
   };
-  std::vector<uint32_t> all;
-  for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
-    if (c[i].lo <= sel.max_rank) all.push_back(i);
-  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(after)> line(after, std::move(all));
-  const bool suppress = sel.min_distance > 1;
+  auto pop = [&](uint32_t i) {
+    if (!back.empty() && back.top() == i) back.pop();
+    else ++next;
+  };
   Suppressor kept_near(suppress ? sel.min_distance : 1, map_width, map_height);
   std::vector<uint32_t> popped;
   size_t grow = 1;
-  while (!line.empty()) {
-    const Ranged& r = c[line.top()];
+  uint32_t i = 0;
+  while (front(&i)) {
+    const Ranged& r = c[i];
     if (r.lo > sel.max_rank) break;  // every one left ranks above the threshold
     if (suppress && kept_near.near(r.x, r.y)) {  // a better one was kept nearby
-      line.pop();
+      pop(i);
       continue;
     }
     if (r.lo == r.hi) {
       const Position p{r.x, r.y, r.lo};
-      line.pop();
+      pop(i);
       out->best.push_back(p);
       if (suppress) kept_near.add(p);
       continue;
     }
-    while (!line.empty() && batch.size() < grow) {
-      const uint32_t j = line.top();
-      line.pop();
+    uint32_t j = 0;
+    while (batch.size() < grow && front(&j)) {
+      pop(j);
       if (suppress && kept_near.near(c[j].x, c[j].y)) continue;
       popped.push_back(j);
-      if (c[j].lo != c[j].hi) {
-        batch.push_back(Position{c[j].x, c[j].y, 0});
-        batch_of.push_back(j);
-      }
+      open_into_batch(j);
     }
     rescore_batch();
-    for (uint32_t j : popped) line.push(j);
+    for (uint32_t k : popped) back.push(k);
     popped.clear();
     grow = std::min(grow * 2, size_t(1) << 16);
   }

@@ -8,12 +8,14 @@
 namespace parvis::match {
 
 // Kept positions bucketed in cells of D x D: a position within D of a kept one (|dx| < D and
-// |dy| < D) lies in the 3 x 3 cells around its own.
+// |dy| < D) lies in the 3 x 3 cells around its own. D <= 1 suppresses nothing (and keeps no cells).
 class Suppressor {
  public:
   Suppressor(int d, int map_width, int map_height)
-      : d_(d), cw_(map_width / d + 1), ch_(map_height / d + 1), cells_(size_t(cw_) * size_t(ch_)) {}
+      : d_(d), cw_(d > 1 ? map_width / d + 1 : 0), ch_(d > 1 ? map_height / d + 1 : 0),
+        cells_(size_t(cw_) * size_t(ch_)) {}
   bool near(int x, int y) const {
+    if (cells_.empty()) return false;
     const int cx = x / d_, cy = y / d_;
     for (int yy = std::max(0, cy - 1); yy <= std::min(ch_ - 1, cy + 1); ++yy)
       for (int xx = std::max(0, cx - 1); xx <= std::min(cw_ - 1, cx + 1); ++xx)
@@ -21,7 +23,9 @@ class Suppressor {
           if (std::abs(x - q.x) < d_ && std::abs(y - q.y) < d_) return true;
     return false;
   }
-  void add(const Position& p) { cells_[size_t(p.y / d_) * size_t(cw_) + size_t(p.x / d_)].push_back(p); }
+  void add(const Position& p) {
+    if (!cells_.empty()) cells_[size_t(p.y / d_) * size_t(cw_) + size_t(p.x / d_)].push_back(p);
+  }
 
  private:
   int d_, cw_, ch_;
@@ -127,13 +131,12 @@ void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int ma
   for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
     if (c[i].lo <= sel.max_rank) order.push_back(i);
   std::sort(order.begin(), order.end(), before);
-  const bool suppress = sel.min_distance > 1;
   {  // 1. What the lower ends, taken as exact, would choose, in one batch: with narrow ends, the
      //    answer itself.
-    Suppressor guess_near(suppress ? sel.min_distance : 1, map_width, map_height);
+    Suppressor guess_near(sel.min_distance, map_width, map_height);
     for (uint32_t i : order) {
-      if (suppress && guess_near.near(c[i].x, c[i].y)) continue;
-      if (suppress) guess_near.add(Position{c[i].x, c[i].y, 0});
+      if (guess_near.near(c[i].x, c[i].y)) continue;
+      guess_near.add(Position{c[i].x, c[i].y, 0});
       open_into_batch(i);
     }
     rescore_batch();
@@ -155,14 +158,14 @@ void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int ma
     if (!back.empty() && back.top() == i) back.pop();
     else ++next;
   };
-  Suppressor kept_near(suppress ? sel.min_distance : 1, map_width, map_height);
+  Suppressor kept_near(sel.min_distance, map_width, map_height);
   std::vector<uint32_t> popped;
   size_t grow = 1;
   uint32_t i = 0;
   while (front(&i)) {
     const Ranged& r = c[i];
     if (r.lo > sel.max_rank) break;  // every one left ranks above the threshold
-    if (suppress && kept_near.near(r.x, r.y)) {  // a better one was kept nearby
+    if (kept_near.near(r.x, r.y)) {  // a better one was kept nearby
       pop(i);
       continue;
     }
@@ -170,13 +173,13 @@ void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int ma
       const Position p{r.x, r.y, r.lo};
       pop(i);
       out->best.push_back(p);
-      if (suppress) kept_near.add(p);
+      kept_near.add(p);
       continue;
     }
     uint32_t j = 0;
     while (batch.size() < grow && front(&j)) {
       pop(j);
-      if (suppress && kept_near.near(c[j].x, c[j].y)) continue;
+      if (kept_near.near(c[j].x, c[j].y)) continue;
       popped.push_back(j);
       open_into_batch(j);
     }
@@ -200,10 +203,6 @@ void settle(uint64_t* lo, uint64_t* hi, int map_width, int map_height, int top_k
       if (lo[i] <= sel.max_rank)
         cands.push_back(Ranged{int(i % size_t(map_width)), int(i / size_t(map_width)), lo[i], hi[i]});
     choose_within_ends(&cands, sel, map_width, map_height, rescore, out);
-    for (const Ranged& r : cands) {
-      const size_t i = size_t(r.y) * size_t(map_width) + size_t(r.x);
-      lo[i] = r.lo, hi[i] = r.hi;
-    }
     return;
   }
   // The m-th smallest hi (m >= n: every position): a bounded max-heap in one pass for small m

@@ -156,7 +156,7 @@ Status stb_decode(const uint8_t* data, size_t size, const char* format, Image* o
   if (width != info.width || height != info.height)
     s = Status::bad_input(std::string(format) + " header and image disagree on the size");
   if (s.ok()) s = image_alloc(width, height, info.channels, &img);
-  if (s.ok()) std::memcpy(img.pixels.data(), pixels, img.pixels.size());  // both tightly packed
+  if (s.ok()) std::memcpy(img.data(), pixels, img.pixels.size());  // both tightly packed
   stbi_image_free(pixels);
   if (!s.ok()) return s;
   *out = std::move(img);
@@ -171,7 +171,7 @@ Status stb_encode_png(const Image& img, std::vector<uint8_t>* out) {
   out->clear();
   ByteSink sink{out};
   if (!stbi_write_png_to_func(append_to_sink, &sink, img.width, img.height, img.channels,
-                              img.pixels.data(), int(img.stride)) ||
+                              img.data(), int(img.stride)) ||
       sink.failed)
     return Status::runtime("PNG encoding failed");
   return Status::Ok();
@@ -183,7 +183,7 @@ Status stb_encode_jpeg(const Image& img, int quality, std::vector<uint8_t>* out)
   // The JPEG writer takes no stride: pack the rows first when they are padded.
   const size_t row_bytes = size_t(img.width) * size_t(img.channels);
   std::vector<uint8_t> packed;
-  const uint8_t* pixels = img.pixels.data();
+  const uint8_t* pixels = img.data();
   if (img.stride != row_bytes) {
     packed.resize(row_bytes * size_t(img.height));
     for (int y = 0; y < img.height; ++y) std::memcpy(&packed[size_t(y) * row_bytes], img.row(y), row_bytes);

@@ -108,7 +108,7 @@ Image flat_image(int w, int h, int channels, Color c) {
 Image all_colours_image() {
   Image img = alloc_or_die(4096, 4096, 3);
   for (uint32_t i = 0; i < (1u << 24); ++i) {
-    uint8_t* p = img.pixels.data() + size_t(i) * 3;
+    uint8_t* p = img.data() + size_t(i) * 3;
     p[0] = uint8_t(i >> 16), p[1] = uint8_t(i >> 8), p[2] = uint8_t(i);
   }
   return img;

@@ -19,10 +19,10 @@ Status upload(const std::vector<Image>& layers, const Image& map, DeviceBatch* b
   PARVIS_TRY(timer.start());
   // Images are tightly packed (stride = width for grey), but copy row by row through
   // cudaMemcpy2D so that any stride works.
-  CUDA_CHECK(cudaMemcpy2D(b->map.get(), size_t(map.width), map.pixels.data(), map.stride,
+  CUDA_CHECK(cudaMemcpy2D(b->map.get(), size_t(map.width), map.data(), map.stride,
                           size_t(map.width), size_t(map.height), cudaMemcpyHostToDevice));
   for (size_t l = 0; l < layers.size(); ++l)
-    CUDA_CHECK(cudaMemcpy2D(b->in.get() + l * b->plane, size_t(map.width), layers[l].pixels.data(),
+    CUDA_CHECK(cudaMemcpy2D(b->in.get() + l * b->plane, size_t(map.width), layers[l].data(),
                             layers[l].stride, size_t(map.width), size_t(map.height),
                             cudaMemcpyHostToDevice));
   float ms = 0;
@@ -37,7 +37,7 @@ Status download(const DeviceBatch& b, std::vector<Image>* out, Timings* t) {
   cuda::EventTimer timer;
   PARVIS_TRY(timer.start());
   for (size_t l = 0; l < results.size(); ++l)
-    CUDA_CHECK(cudaMemcpy(results[l].pixels.data(), b.out.get() + l * b.plane, b.plane,
+    CUDA_CHECK(cudaMemcpy(results[l].data(), b.out.get() + l * b.plane, b.plane,
                           cudaMemcpyDeviceToHost));
   float ms = 0;
   PARVIS_TRY(timer.stop(&ms));

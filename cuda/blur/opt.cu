@@ -78,9 +78,9 @@ Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& 
   CUDA_CHECK(cudaMemsetAsync(d_padded.get(), 0, g.layer_size * layers.size()));
   for (size_t l = 0; l < layers.size(); ++l)
     CUDA_CHECK(cudaMemcpy2DAsync(d_padded.get() + l * g.layer_size + size_t(g.radius) * g.stride + size_t(g.r4),
-                                 g.stride, layers[l].pixels.data(), layers[l].stride, size_t(g.width),
+                                 g.stride, layers[l].data(), layers[l].stride, size_t(g.width),
                                  size_t(g.height), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy2DAsync(d_map.get(), size_t(g.width), map.pixels.data(), map.stride,
+  CUDA_CHECK(cudaMemcpy2DAsync(d_map.get(), size_t(g.width), map.data(), map.stride,
                                size_t(g.width), size_t(g.height), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpyAsync(d_pairs.get(), pairs.data(), pairs.size() * sizeof(uint32_t),
                              cudaMemcpyHostToDevice));
@@ -110,7 +110,7 @@ Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& 
   for (Image& img : results) PARVIS_TRY(image_alloc(g.width, g.height, 1, &img));
   PARVIS_TRY(timer.start());
   for (size_t l = 0; l < layers.size(); ++l)
-    CUDA_CHECK(cudaMemcpy(results[l].pixels.data(), d_out.get() + l * plane, plane, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(results[l].data(), d_out.get() + l * plane, plane, cudaMemcpyDeviceToHost));
   PARVIS_TRY(timer.stop(&ms));
   t.download_ms = ms;
   *out = std::move(results);

@@ -131,7 +131,7 @@ inline Status run(const Image& src, const Image& tpl, const Params& params, Resu
   PARVIS_TRY(d_tm.alloc(packed.size()));
   PARVIS_TRY(d_map.alloc(n));
   PARVIS_TRY(timer.start());
-  CUDA_CHECK(cudaMemcpy2D(d_src.get(), size_t(src.width), src.pixels.data(), src.stride,
+  CUDA_CHECK(cudaMemcpy2D(d_src.get(), size_t(src.width), src.data(), src.stride,
                           size_t(src.width), size_t(src.height), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_tm.get(), packed.data(), packed.size() * sizeof(uint16_t),
                         cudaMemcpyHostToDevice));

@@ -201,7 +201,7 @@ __global__ void directNormed(const uint8_t* src, int width, const uint8_t* tpl, 
 // Uploads a grey image into a tightly packed device buffer.
 static Status upload_gray(const Image& img, DeviceBuffer<uint8_t>* d) {
   PARVIS_TRY(d->alloc(size_t(img.width) * img.height));
-  CUDA_CHECK(cudaMemcpy2D(d->get(), img.width, img.pixels.data(), img.stride, img.width,
+  CUDA_CHECK(cudaMemcpy2D(d->get(), img.width, img.data(), img.stride, img.width,
                           img.height, cudaMemcpyHostToDevice));
   return Status::Ok();
 }

@@ -145,7 +145,7 @@ Status matcher_create(const Image& gray_template, const Params& params, MatcherP
   // Uploads on m->stream: a plain cudaMemcpy from pageable memory returns before its DMA lands,
   // and the kernels on this non-blocking stream would not wait for it (cuda/common.cuh).
   PARVIS_TRY(m->d_tpl.alloc(size_t(w) * h));
-  CUDA_CHECK(cudaMemcpy2DAsync(m->d_tpl.get(), w, m->tpl.pixels.data(), m->tpl.stride, w, h,
+  CUDA_CHECK(cudaMemcpy2DAsync(m->d_tpl.get(), w, m->tpl.data(), m->tpl.stride, w, h,
                                cudaMemcpyHostToDevice, m->stream));
 
   // The packed template for direct_dp4a: rows of nw words, zero bytes past w.
@@ -213,7 +213,7 @@ Status upload_shared(Matcher& m, const Image& host, SourceCache* cache) {
     CUDA_CHECK(cudaEventCreateWithFlags(&fresh->ready, cudaEventDisableTiming));
     PARVIS_TRY(upload_host(m, host, fresh->d.get()));
     CUDA_CHECK(cudaEventRecord(fresh->ready, m.stream));
-    fresh->pixels = host.pixels.data();
+    fresh->pixels = host.data();
     fresh->W = m.W;
     fresh->H = m.H;
     fresh->channels = host.channels;

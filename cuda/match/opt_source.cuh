@@ -48,7 +48,7 @@ struct SharedSource : SourceCache::State {
     if (ready) cudaEventDestroy(ready);
   }
   bool same(const Image& host, int w, int h, size_t p) const {
-    return ready && pixels == host.pixels.data() && W == w && H == h &&
+    return ready && pixels == host.data() && W == w && H == h &&
            channels == host.channels && stride == host.stride && pitch == p;
   }
 };

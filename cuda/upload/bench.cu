@@ -186,18 +186,18 @@ Status bench_size(const Size& s, const Options& o) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       const double t2 = now_ms();
       if (gray)
-        PARVIS_TRY(cp->rgb_to_gray_device(d.get(), dpitch, src.pixels.data(), src.stride, s.w, s.h,
+        PARVIS_TRY(cp->rgb_to_gray_device(d.get(), dpitch, src.data(), src.stride, s.w, s.h,
                                           stream, &info));
       else
-        PARVIS_TRY(cp->to_device(d.get(), dpitch, src.pixels.data(), src.stride, row, size_t(s.h),
+        PARVIS_TRY(cp->to_device(d.get(), dpitch, src.data(), src.stride, row, size_t(s.h),
                                  stream, &info));
       CUDA_CHECK(cudaStreamSynchronize(stream));
       const double t3 = now_ms();
       fresh.push_back((t1 - t0) + (t3 - t2));
       first.push_back(t3 - t2);
       if (fresh.size() == 1)
-        PARVIS_TRY(gray ? verify(gray_ref.pixels.data(), size_t(s.w), gray_ref.stride, name + "-fresh")
-                        : verify(src.pixels.data(), row, src.stride, name + "-fresh"));
+        PARVIS_TRY(gray ? verify(gray_ref.data(), size_t(s.w), gray_ref.stride, name + "-fresh")
+                        : verify(src.data(), row, src.stride, name + "-fresh"));
       cp.reset();  // outside the timing: the pool's threads joined, the slots freed
     }
     std::sort(fresh.begin(), fresh.end());
@@ -226,7 +226,7 @@ Status bench_size(const Size& s, const Options& o) {
   {
     cuda::PinnedBuffer<uint8_t> pinned;
     PARVIS_TRY(pinned.alloc(bytes));
-    std::memcpy(pinned.get(), src.pixels.data(), bytes);
+    std::memcpy(pinned.get(), src.data(), bytes);
     PARVIS_TRY(pinned_floor(d.get(), pinned.get(), cudaMemcpyHostToDevice, "h2d-pinned"));
   }
   auto run_config = [&](const cuda::UploadTuning& c, const std::string& name) -> Status {
@@ -235,12 +235,12 @@ Status bench_size(const Size& s, const Options& o) {
     PARVIS_TRY(cp.prepare(row, size_t(s.h), dpitch));
     cuda::TransferInfo info;
     auto up = [&]() -> Status {
-      PARVIS_TRY(cp.to_device(d.get(), dpitch, src.pixels.data(), src.stride, row, size_t(s.h),
+      PARVIS_TRY(cp.to_device(d.get(), dpitch, src.data(), src.stride, row, size_t(s.h),
                               stream, &info));
       CUDA_CHECK(cudaStreamSynchronize(stream));
       return Status::Ok();
     };
-    PARVIS_TRY(measure_up(up, src.pixels.data(), row, src.stride, "h2d-" + name, info));
+    PARVIS_TRY(measure_up(up, src.data(), row, src.stride, "h2d-" + name, info));
     // The same back: the device rows (now the source) into a pageable image.
     auto down = [&]() -> Status {
       return cp.to_host(back.data(), row, d.get(), dpitch, row, size_t(s.h), stream, &info);
@@ -283,17 +283,17 @@ Status bench_size(const Size& s, const Options& o) {
       cuda::TransferInfo info;
       auto call = [&]() -> Status {
         if (on_device) {
-          PARVIS_TRY(cp.rgb_to_gray_device(d.get(), dpitch, src.pixels.data(), src.stride, s.w,
+          PARVIS_TRY(cp.rgb_to_gray_device(d.get(), dpitch, src.data(), src.stride, s.w,
                                            s.h, stream, &info));
         } else {
           const Image g = to_gray(src);
-          PARVIS_TRY(cp.to_device(d.get(), dpitch, g.pixels.data(), g.stride, gw, size_t(s.h),
+          PARVIS_TRY(cp.to_device(d.get(), dpitch, g.data(), g.stride, gw, size_t(s.h),
                                   stream, &info));
         }
         CUDA_CHECK(cudaStreamSynchronize(stream));
         return Status::Ok();
       };
-      PARVIS_TRY(measure_up(call, gray_ref.pixels.data(), gw, gray_ref.stride,
+      PARVIS_TRY(measure_up(call, gray_ref.data(), gw, gray_ref.stride,
                             std::string(on_device ? "gray-device-" : "gray-host-") + name, info));
       return Status::Ok();
     };

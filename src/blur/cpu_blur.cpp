@@ -137,14 +137,14 @@ Status apply(const std::vector<Image>& layers, const Image& map, const TapSets& 
       std::memcpy(padded.data() + l * c.layer_size + size_t(y + c.radius) * c.stride + size_t(c.radius),
                   layers[l].row(y), size_t(c.width));
   c.padded = padded.data();
-  c.map = map.pixels.data();
+  c.map = map.data();
   c.map_stride = map.stride;
 
   std::vector<Image> results(layers.size());
   std::vector<uint8_t*> out_rows(layers.size());
   for (size_t l = 0; l < layers.size(); ++l) {
     PARVIS_TRY(image_alloc(c.width, c.height, 1, &results[l]));
-    out_rows[l] = results[l].pixels.data();
+    out_rows[l] = results[l].data();
   }
   c.out = out_rows.data();
 

@@ -38,6 +38,31 @@ Status check_input_size(int64_t width, int64_t height, int channels) {
   return Status::Ok();
 }
 
+Image::Image(const Image& other)
+    : width(other.width), height(other.height), channels(other.channels), stride(other.stride) {
+  if (!other.borrowed) {
+    pixels = other.pixels;
+  } else if (!other.empty()) {
+    const size_t bytes = stride * size_t(height - 1) + size_t(width) * size_t(channels);
+    pixels.assign(other.borrowed, other.borrowed + bytes);
+  }
+}
+
+Image& Image::operator=(const Image& other) {
+  if (this != &other) *this = Image(other);
+  return *this;
+}
+
+Image borrow(const uint8_t* data, int width, int height, int channels, size_t stride) {
+  Image img;
+  img.width = width;
+  img.height = height;
+  img.channels = channels;
+  img.stride = stride;
+  img.borrowed = data;
+  return img;
+}
+
 Status image_alloc(int width, int height, int channels, Image* out) {
   PARVIS_TRY(check_image_size(width, height, channels));
   Image img;

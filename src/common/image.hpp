@@ -19,10 +19,22 @@ struct Image {
   int channels = 0;   // 1 = grey, 3 = RGB
   size_t stride = 0;  // bytes from one row to the next (>= width * channels)
   std::vector<uint8_t> pixels;
+  // Someone else's pixels, read in place (the library's image views: borrow()); null: `pixels`.
+  // A borrowing image is read-only and is only handed on as `const Image&`; a copy of it owns
+  // a copy of the pixels, so nothing outlives or writes through the borrow.
+  const uint8_t* borrowed = nullptr;
+
+  Image() = default;
+  Image(const Image& other);
+  Image& operator=(const Image& other);
+  Image(Image&&) noexcept = default;
+  Image& operator=(Image&&) noexcept = default;
 
   bool empty() const { return width == 0 || height == 0; }
-  uint8_t* row(int y) { return pixels.data() + size_t(y) * stride; }
-  const uint8_t* row(int y) const { return pixels.data() + size_t(y) * stride; }
+  const uint8_t* data() const { return borrowed ? borrowed : pixels.data(); }
+  uint8_t* data() { return borrowed ? const_cast<uint8_t*>(borrowed) : pixels.data(); }
+  uint8_t* row(int y) { return data() + size_t(y) * stride; }
+  const uint8_t* row(int y) const { return data() + size_t(y) * stride; }
   uint8_t* at(int x, int y) { return row(y) + size_t(x) * channels; }
   const uint8_t* at(int x, int y) const { return row(y) + size_t(x) * channels; }
 };
@@ -34,6 +46,10 @@ struct Rgb {
 struct Rect {
   int x = 0, y = 0, w = 0, h = 0;
 };
+
+// An image that reads `data` in place (rows `stride` bytes apart; the last row needs only
+// width * channels bytes). The caller keeps `data` alive and unchanged while it is used.
+Image borrow(const uint8_t* data, int width, int height, int channels, size_t stride);
 
 // Checks that width x height x channels is a valid, representable image size.
 Status check_image_size(int64_t width, int64_t height, int channels);

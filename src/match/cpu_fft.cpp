@@ -76,7 +76,7 @@ struct SourceSpectrum : SourceCache::State {
   bool ready = false;
   BigBuffer<fftw_complex> cols;
   bool same(const Image& src, int pn0, int pn1) const {
-    return ready && pixels == src.pixels.data() && width == src.width && height == src.height &&
+    return ready && pixels == src.data() && width == src.width && height == src.height &&
            stride == src.stride && n0 == pn0 && n1 == pn1;
   }
 };
@@ -444,7 +444,7 @@ Status run(Plan* p, const Image& src, const Params& params, const CpuExec& exec,
   PROF_T(t2);
   column_pass(p, map_h, keep, exec, shared ? shared->cols.data() : nullptr, shared_ready);
   if (shared && !shared_ready) {
-    shared->pixels = src.pixels.data();
+    shared->pixels = src.data();
     shared->width = W;
     shared->height = H;
     shared->stride = src.stride;

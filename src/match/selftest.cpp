@@ -608,7 +608,7 @@ void ntt_correlation(SelftestReport& r) {
   for (const Case& c : cases) {
     const Image src = noise_image(c.W, c.H, seed++), tpl = noise_image(c.w, c.h, seed++);
     const std::vector<uint32_t> got =
-        match::ntt::correlate_host(src.pixels.data(), c.W, c.H, tpl.pixels.data(), c.w, c.h);
+        match::ntt::correlate_host(src.data(), c.W, c.H, tpl.data(), c.w, c.h);
     int bad = 0;
     std::string first;
     for (int y = 0; y + c.h <= c.H; ++y)

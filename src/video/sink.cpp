@@ -82,9 +82,9 @@ class Y4mSink : public AnnotatedSink {
   Status write(const FrameSlot& slot, const std::vector<Rect>& matches) override {
     if (paint_planes_) {
       const size_t luma = in_.luma_bytes(), chroma = in_.chroma_bytes();
-      std::memcpy(y_.pixels.data(), slot.bytes, luma);
-      std::memcpy(u_.pixels.data(), slot.bytes + luma, chroma);
-      std::memcpy(v_.pixels.data(), slot.bytes + luma + chroma, chroma);
+      std::memcpy(y_.data(), slot.bytes, luma);
+      std::memcpy(u_.data(), slot.bytes + luma, chroma);
+      std::memcpy(v_.data(), slot.bytes + luma + chroma, chroma);
       uint8_t red[3];
       rgb_to_yuv(rgb_to_yuv_coefficients(in_.matrix, in_.range), kRed.r, kRed.g, kRed.b, &red[0],
                  &red[1], &red[2]);
@@ -102,16 +102,16 @@ class Y4mSink : public AnnotatedSink {
       const Image& rgb = annotator_.annotate(slot, matches);
       const RgbToYuv k = rgb_to_yuv_coefficients(out_.matrix, out_.range);
       for (size_t i = 0, n = out_.luma_bytes(); i < n; ++i) {
-        const uint8_t* p = rgb.pixels.data() + 3 * i;
+        const uint8_t* p = rgb.data() + 3 * i;
         rgb_to_yuv(k, p[0], p[1], p[2], &y_.pixels[i], &u_.pixels[i], &v_.pixels[i]);
       }
     }
     static const char kFrame[] = "FRAME\n";
     PARVIS_TRY(file_.write(kFrame, 6));
-    PARVIS_TRY(file_.write(y_.pixels.data(), y_.pixels.size()));
+    PARVIS_TRY(file_.write(y_.data(), y_.pixels.size()));
     if (!out_.mono) {
-      PARVIS_TRY(file_.write(u_.pixels.data(), u_.pixels.size()));
-      PARVIS_TRY(file_.write(v_.pixels.data(), v_.pixels.size()));
+      PARVIS_TRY(file_.write(u_.data(), u_.pixels.size()));
+      PARVIS_TRY(file_.write(v_.data(), v_.pixels.size()));
     }
     if (out_.alpha)  // C444alpha: the alpha plane as it came
       PARVIS_TRY(file_.write(slot.bytes + in_.luma_bytes() + 2 * in_.chroma_bytes(), in_.luma_bytes()));
@@ -153,7 +153,7 @@ class FfmpegSink : public AnnotatedSink {
 
   Status write(const FrameSlot& slot, const std::vector<Rect>& matches) override {
     const Image& rgb = annotator_.annotate(slot, matches);
-    const uint8_t* p = rgb.pixels.data();
+    const uint8_t* p = rgb.data();
     size_t n = rgb.pixels.size();
     while (n > 0) {
       const ssize_t w = ::write(child_.pipe_fd(), p, n);

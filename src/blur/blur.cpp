@@ -137,4 +137,24 @@ Status radial_map(int width, int height, Image* out) {
   return Status::Ok();
 }
 
+Status split_channels(const Image& in, std::vector<Image>* layers) {
+  for (int c = 0; c < in.channels; ++c) {
+    Image layer;
+    PARVIS_TRY(image_alloc(in.width, in.height, 1, &layer));
+    for (int y = 0; y < in.height; ++y)
+      for (int x = 0; x < in.width; ++x) layer.at(x, y)[0] = in.at(x, y)[c];
+    layers->push_back(std::move(layer));
+  }
+  return Status::Ok();
+}
+
+Status join_channels(const std::vector<Image>& layers, size_t first, int channels, Image* out) {
+  const Image& one = layers[first];
+  PARVIS_TRY(image_alloc(one.width, one.height, channels, out));
+  for (int c = 0; c < channels; ++c)
+    for (int y = 0; y < out->height; ++y)
+      for (int x = 0; x < out->width; ++x) out->at(x, y)[c] = layers[first + size_t(c)].at(x, y)[0];
+  return Status::Ok();
+}
+
 }  // namespace parvis::blur

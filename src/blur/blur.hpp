@@ -118,6 +118,12 @@ struct PeakRates {
 };
 Status measure_peak(PeakRates* out);
 
+// An image's channels as grey layers, appended to *layers (what apply() blurs), and the
+// image of `channels` layers put back together from (*layers)[first...]. The command line and
+// the library (src/api/ops.cpp) both.
+Status split_channels(const Image& in, std::vector<Image>* layers);
+Status join_channels(const std::vector<Image>& layers, size_t first, int channels, Image* out);
+
 // The checks every version's apply() starts with: a grey map, layers grey and of its
 // size, tap sets of make_tap_sets' shape (bad input otherwise).
 Status check_apply_inputs(const std::vector<Image>& layers, const Image& map,

@@ -78,15 +78,10 @@ int cli_blur(int argc, char** argv) {
 
   // The channels of every input become grey layers.
   std::vector<Image> layers;
-  for (const Image& in : inputs)
-    for (int c = 0; c < in.channels; ++c) {
-      Image layer;
-      s = image_alloc(in.width, in.height, 1, &layer);
-      if (!s.ok()) return report_failure(s);
-      for (int y = 0; y < in.height; ++y)
-        for (int x = 0; x < in.width; ++x) layer.at(x, y)[0] = in.at(x, y)[c];
-      layers.push_back(std::move(layer));
-    }
+  for (const Image& in : inputs) {
+    s = blur::split_channels(in, &layers);
+    if (!s.ok()) return report_failure(s);
+  }
 
   std::vector<Image> blurred;
   Timings timings;
@@ -100,12 +95,9 @@ int cli_blur(int argc, char** argv) {
   size_t next_layer = 0;
   for (size_t i = 0; i < count; ++i) {
     Image out;
-    s = image_alloc(inputs[i].width, inputs[i].height, inputs[i].channels, &out);
-    if (!s.ok()) return report_failure(s);
-    for (int c = 0; c < out.channels; ++c, ++next_layer)
-      for (int y = 0; y < out.height; ++y)
-        for (int x = 0; x < out.width; ++x) out.at(x, y)[c] = blurred[next_layer].at(x, y)[0];
-    s = image_put(&outputs, pos[2 * i + 1], out);
+    s = blur::join_channels(blurred, next_layer, inputs[i].channels, &out);
+    next_layer += size_t(inputs[i].channels);
+    if (s.ok()) s = image_put(&outputs, pos[2 * i + 1], out);
     if (!s.ok()) return report_failure(s);
   }
 

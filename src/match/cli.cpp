@@ -118,71 +118,17 @@ std::vector<Rect> outlined(const Request& req, const Item& item) {
   return std::vector<Rect>(item.rects.begin(), item.rects.begin() + std::ptrdiff_t(n));
 }
 
-Source::Source(const Image& image) : image_(image), shape_(gray_shape(image.width, image.height)) {}
-
-const Image& Source::gray(double* made_ms) {
-  const double t0 = now_ms();
-  if (!made_) gray_ = to_gray(image_);
-  if (made_ms) *made_ms = made_ ? -1.0 : now_ms() - t0;
-  made_ = true;
-  return gray_;
+match::AnswerOptions answer_options(const Request& req) {
+  match::AnswerOptions o;
+  o.all = req.all;
+  o.subpixel = req.subpixel;
+  o.color = req.color;
+  return o;
 }
 
 Status run_item(const Request& req, Source& src, const Image& gray_tpl, match::Matcher* matcher,
                 Item* item) {
-  const double t0 = now_ms();
-  const Image& source = src.image();
-  item->source_width = source.width;
-  item->source_height = source.height;
-  item->template_width = gray_tpl.width;
-  item->template_height = gray_tpl.height;
-  item->mask_counted =
-      match::mask::active(req.params) ? match::mask::template_sums(gray_tpl, req.params.mask).n : 0;
-  match::Result& res = item->res;
-  bool gray_on_device = false;  // --subpixel needs the grey on the host anyway
-  if (source.channels == 3 && !req.subpixel)
-    PARVIS_TRY(match::matcher_gray_on_device(matcher, source.width, source.height, &gray_on_device));
-  if (gray_on_device) {
-    PARVIS_TRY(match::matcher_run_rgb(matcher, source, &res));
-  } else {
-    double gray_ms = -1;
-    const Image& gray_source = src.gray(&gray_ms);
-    PARVIS_TRY(match::matcher_run(matcher, gray_source, &res));
-    if (source.channels == 3) res.timings.gray_host_ms = gray_ms;  // -1: made by an earlier item
-  }
-  if (res.best.empty() && !req.all) return Status::runtime("match returned no position");
-  item->rects.clear();
-  for (const match::Position& p : res.best)
-    item->rects.push_back(Rect{p.x, p.y, gray_tpl.width, gray_tpl.height});
-  item->subs.clear();
-  if (req.subpixel)
-    for (const match::Position& p : res.best)
-      item->subs.push_back(
-          match::subpixel_fit(src.gray(), gray_tpl, req.params.metric, p, &req.params.mask));
-
-  // The colour verdict of each reported match (full when at least full_ratio of its pixels
-  // are in range).
-  const size_t n = res.best.size();
-  item->counts.assign(n, color::CountResult{});
-  item->fractions.assign(n, 0.0);
-  item->is_full.assign(n, false);
-  item->n_full = 0;
-  item->color_ms = 0;
-  if (req.color.enabled) {
-    const double tc = now_ms();
-    Image rgb_of_grey;  // a grey source has no colour: its pixels count as grey (S = 0)
-    if (source.channels != 3) rgb_of_grey = to_rgb(source);
-    for (size_t i = 0; i < n; ++i) {
-      PARVIS_TRY(color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, item->rects[i],
-                                      req.color.range, &item->counts[i]));
-      item->fractions[i] = double(item->counts[i].matching) / double(item->counts[i].total);
-      item->is_full[i] = item->fractions[i] >= req.color.full_ratio;
-      item->n_full += item->is_full[i] ? 1 : 0;
-    }
-    item->color_ms = now_ms() - tc;
-  }
-  item->total_ms = now_ms() - t0;
-  return Status::Ok();
+  return match::answer(answer_options(req), req.params, src, gray_tpl, matcher, item);
 }
 
 std::string item_output(const Request& req, const Item& item) {
@@ -307,27 +253,19 @@ Status parse_choice(ChoiceOptions& o, const std::string& metric_text, match::Par
                          metric_text + ": use " + threshold_option);
   if (o.all != !threshold_text.empty())
     return Status::usage(std::string("--all and ") + threshold_option + " S go together");
-  uint64_t max_rank = 0;
+  int64_t max_score = 0;
   if (o.all && normed) {
     char* end = nullptr;
     o.min_score = std::strtod(threshold_text.c_str(), &end);
     if (end == threshold_text.c_str() || *end != '\0' || !(o.min_score >= -1.0 && o.min_score <= 1.0))
       return Status::usage("--min-score wants a number in [-1, 1], got '" + threshold_text + "'");
     o.min_score += 0.0;  // -0 -> +0: the same threshold
-    max_rank = match::rank_of(params->metric, o.min_score);
   } else if (o.all) {
-    int64_t max_score = 0;
     const Status s = parse_int(o.max_score_text, 0, int64_t(1) << 62, &max_score);
     if (!s.ok()) return Status::usage("--max-score: " + s.message);
-    max_rank = uint64_t(max_score);
   }
   if (o.min_distance < 0) return Status::usage("--min-distance must be at least 0");
-  if (o.all || o.min_distance > 1) {
-    params->selection.all = o.all;
-    params->selection.max_rank = max_rank;
-    params->selection.min_distance = o.min_distance;
-  }
-  return Status::Ok();
+  return match::set_selection(o.all, max_score, o.min_score, o.min_distance, params);
 }
 
 }  // namespace match_cli

@@ -10,6 +10,7 @@
 #include "color/color.hpp"
 #include "cli/cli.hpp"
 #include "common/image.hpp"
+#include "match/answer.hpp"
 #include "match/match_common.hpp"
 
 namespace parvis::match_cli {
@@ -41,48 +42,20 @@ struct ChoiceOptions {
 // `match` and `video` share it.
 Status parse_choice(ChoiceOptions& options, const std::string& metric_text, match::Params* params);
 
-// One (source, template) pair's answer: what a single call prints and draws.
-struct Item {
+// One (source, template) pair's answer (match::answer) and where they came from.
+struct Item : match::Answer {
   std::string source_path, template_path;
-  int source_width = 0, source_height = 0, template_width = 0, template_height = 0;
-  uint64_t mask_counted = 0;  // --mask: the template pixels that count (JSON "mask")
-  match::Result res;
-  std::vector<Rect> rects;  // every reported match
-  std::vector<match::Subpixel> subs;
-  std::vector<color::CountResult> counts;
-  std::vector<double> fractions;
-  std::vector<bool> is_full;
-  int n_full = 0;
-  double color_ms = 0, total_ms = 0;
 };
+using Source = match::Source;
 
-// A source as read (grey or RGB) and its grey, made on the host only when something needs it:
-// cuda-opt can make an RGB source's grey on the GPU instead (match::matcher_gray_on_device).
-// A batch of templates shares one: the grey is made at most once.
-class Source {
- public:
-  explicit Source(const Image& image);
-  const Image& image() const { return image_; }
-  // The grey source's shape (1 channel, no pixels): for the size checks.
-  const Image& shape() const { return shape_; }
-  // The grey (to_gray), made on the first call; *made_ms gets the time this call took to make
-  // it (-1 when it was already made).
-  const Image& gray(double* made_ms = nullptr);
-
- private:
-  const Image& image_;
-  Image shape_, gray_;
-  bool made_ = false;
-};
+// The options of answer() this request gives.
+match::AnswerOptions answer_options(const Request& req);
 
 // --mask M: reads M into params->mask, made grey (mask.hpp checks it against a template);
 // nothing when `path` is empty.
 Status read_mask(const std::string& path, match::Params* params);
 
-// Runs `matcher` (made from gray_tpl with req.params) on the source and fills *item: the
-// selection, the sub-pixel fits and the colour verdicts (--color counts the source's own
-// pixels). An RGB source goes to the version as RGB where it makes the grey on the device
-// (and --subpixel does not need it on the host); otherwise its grey is made here.
+// Runs `matcher` (made from gray_tpl with req.params) on the source: match::answer.
 Status run_item(const Request& req, Source& source, const Image& gray_tpl,
                 match::Matcher* matcher, Item* item);
 

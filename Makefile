@@ -2,6 +2,8 @@
 #
 #   make [all]        every version this machine can build (+ the tools)
 #   make bin/seq      one version
+#   make lib          the library of every version: lib/libparvis-<version>.a (docs/API.md)
+#   make python       the Python module: python/parvis, one extension module per version
 #   make list         the versions this machine can build
 #   make clean
 #
@@ -27,7 +29,8 @@ SHELL := /bin/bash
 CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
 OPT ?= -O3
 CXXFLAGS ?=
-CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -Isrc -Ibmp -MMD -MP
+# -fPIC: the same objects make the executables, the libraries and the Python modules.
+CXXFLAGS += -std=c++17 $(OPT) -fPIC -fno-semantic-interposition -Wall -Wextra -Iinclude -Isrc -Ibmp -MMD -MP
 LDFLAGS ?=
 LDLIBS := -lm -lpthread
 
@@ -58,6 +61,16 @@ NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin
 HAVE_NVCC := $(if $(NVCC),1)
 endif
 
+# The Python module: pybind11 for the python3 that has it (Debian: pybind11-dev python3-pybind11).
+PYTHON ?= $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import pybind11' >/dev/null 2>&1 && echo $(p))))
+ifeq ($(NO_PYTHON),)
+ifneq ($(PYTHON),)
+PY_INCLUDES := $(shell $(PYTHON) -m pybind11 --includes 2>/dev/null)
+PY_EXT := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+HAVE_PYBIND11 := $(call probe_cxx,'$(HASH)include <pybind11/pybind11.h>' 'int main(){return 0;}',$(PY_INCLUDES) -std=c++17 -fsyntax-only)
+endif
+endif
+
 HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q GPU && echo 1)
 CUDA_ARCH ?= $(if $(HAVE_GPU),native,sm_75 sm_80 sm_86 sm_89 sm_90)
 ifeq ($(strip $(CUDA_ARCH)),native)
@@ -68,7 +81,7 @@ CUDA_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a:sm_%=%),code=
                 -gencode arch=compute_$(lastword $(CUDA_ARCH:sm_%=%)),code=compute_$(lastword $(CUDA_ARCH:sm_%=%))
 endif
 NVCCFLAGS ?=
-NVCCFLAGS += -std=c++17 -O3 $(CUDA_GENCODE) -Isrc -Ibmp -Icuda -MMD -MP -Xcompiler -Wall
+NVCCFLAGS += -std=c++17 -O3 $(CUDA_GENCODE) -Iinclude -Isrc -Ibmp -Icuda -MMD -MP -Xcompiler -Wall,-fPIC
 CUDA_LIBS := -lcufft
 
 ifneq ($(SANITIZE),)
@@ -82,6 +95,7 @@ $(info parvis build ($(CXX)$(if $(SANITIZE), with ASan+UBSan)):)
 $(info $(if $(HAVE_OPENMP),  ✓ OpenMP,  ✗ OpenMP: not found, $(BIN)/omp is left out))
 $(info $(if $(HAVE_STB),  ✓ stb ($(STB_INCLUDE)): PNG/JPEG/TGA read and PNG/JPEG write,  ✗ stb: not found under $(STB_INCLUDE), images are BMP/PGM/PPM only (apt-get install libstb-dev, or STB_INCLUDE=dir)))
 $(info $(if $(HAVE_FFTW),  ✓ FFTW: --method fft on the CPU,  ✗ FFTW: not found, the CPU FFT method is left out (apt-get install libfftw3-dev)))
+$(info $(if $(HAVE_PYBIND11),  ✓ pybind11 ($(PYTHON)): make python,  ✗ pybind11: not found, make python is left out (apt-get install pybind11-dev python3-pybind11 python3-numpy)))
 $(info $(if $(HAVE_NVCC),  ✓ nvcc ($(NVCC)): CUDA versions for $(CUDA_ARCH),  ✗ nvcc: not found, CUDA versions are left out))
 endif
 endif
@@ -132,7 +146,8 @@ CLI_SRC := $(wildcard src/cli/*.cpp)
 CPU_ONLY_SRC := $(foreach op,$(OPS),$(wildcard src/$(op)/cpu_*.cpp)) $(wildcard src/cpu/*.cpp)
 OP_SHARED_SRC := $(filter-out $(CPU_ONLY_SRC),$(call not_version,$(wildcard $(addsuffix /*.cpp,$(addprefix src/,$(OPS))))))
 CUDA_ONLY_SRC := $(call not_version,$(wildcard cuda/*.cu cuda/upload/*.cu $(addsuffix /*.cu,$(addprefix cuda/,$(OPS)))))
-APP_SRC := src/main.cpp $(CLI_SRC) $(CORE_SRC) $(OP_SHARED_SRC)
+API_SRC := $(wildcard src/api/*.cpp)
+APP_SRC := src/main.cpp $(CLI_SRC) $(CORE_SRC) $(OP_SHARED_SRC) $(API_SRC)
 
 obj = $(patsubst %,$(B)/%.o,$(1))
 version_obj = $(B)/version/$(1).o
@@ -141,7 +156,7 @@ version_objs = $(call obj,$(APP_SRC) $(call version_files,$(1)) \
                $(call version_obj,$(1))
 
 # ---------------------------------------------------------------------------- rules
-.PHONY: all list clean tools fuzz experiments FORCE
+.PHONY: all list clean tools fuzz experiments lib python examples FORCE
 all: $(addprefix $(BIN)/,$(VERSIONS)) tools
 
 list:
@@ -187,6 +202,60 @@ $(foreach v,$(filter $(VERSIONS_CUDA),$(VERSIONS)),$(eval $(call cuda_version,$(
 $(addprefix $(BIN)/,$(filter-out $(VERSIONS),$(VERSIONS_CPU) $(VERSIONS_CUDA))):
 	@echo "parvis: cannot build $(@F) here: $(if $(filter $(VERSIONS_CUDA),$(@F)),$(if $(SANITIZE),CUDA versions are not built with SANITIZE=1,nvcc was not found (install the CUDA toolkit or set NVCC=)),OpenMP was not found)" >&2; exit 1
 
+# ---------------------------------------------------------------------------- the library
+# A version's library is its objects without the command line: main, src/cli, each operation's
+# cli/bench/selftest, the batches of `./main match`, the video pipeline.
+LIB ?= $(patsubst %bin,%lib,$(BIN))
+LIB_LEAVE_OUT := src/main.cpp $(CLI_SRC) src/match/batch.cpp \
+  $(wildcard src/*/cli.cpp src/*/bench.cpp src/*/selftest.cpp src/*/seed_cli.cpp cuda/*/bench.cu \
+             src/video/*.cpp cuda/video/*.cu)
+lib_objs = $(filter-out $(call obj,$(LIB_LEAVE_OUT)),$(call version_objs,$(1)))
+# LIB_VERSIONS: which versions `make lib` and `make python` make (default: every one built here).
+LIB_VERSIONS ?= $(VERSIONS)
+lib: $(addprefix $(LIB)/libparvis-,$(addsuffix .a,$(filter $(VERSIONS),$(LIB_VERSIONS))))
+define lib_rule
+$(LIB)/libparvis-$(1).a: $(call lib_objs,$(1)) $(B)/config.stamp
+	@mkdir -p $(LIB)
+	rm -f $$@ && ar rcs $$@ $$(filter %.o,$$^)
+endef
+$(foreach v,$(VERSIONS),$(eval $(call lib_rule,$(v))))
+# What a program linked with a version's library needs besides it.
+lib_link = $(if $(filter $(VERSIONS_CUDA),$(1)),$(CUDA_LIBS) -lcudart_static -ldl -lrt,$(FFTW_LINK) $(if $(filter omp,$(1)),-fopenmp)) $(LDLIBS)
+
+# examples/: small programs on the library, built against lib/libparvis-seq.a (EXAMPLE_VERSION).
+EXAMPLE_VERSION ?= seq
+EXAMPLES := $(addprefix $(BIN)/example-,$(basename $(notdir $(wildcard examples/*.cpp))))
+examples: $(EXAMPLES)
+$(BIN)/example-%: examples/%.cpp $(LIB)/libparvis-$(EXAMPLE_VERSION).a
+	@mkdir -p $(BIN)
+	$(if $(filter $(VERSIONS_CUDA),$(EXAMPLE_VERSION)),$(NVCC) $(CUDA_GENCODE) -std=c++17 -Iinclude,$(CXX) $(LDFLAGS) -std=c++17 -O2 -Iinclude) \
+	  $< -o $@ $(LIB)/libparvis-$(EXAMPLE_VERSION).a $(call lib_link,$(EXAMPLE_VERSION))
+
+# ---------------------------------------------------------------------------- the Python module
+# python/parvis/__init__.py picks a version's extension module, _<version> (dashes as _): the
+# bindings (python/bindings.cpp, compiled once) linked with that version's library.
+PY_DIR := python/parvis
+py_mod = $(PY_DIR)/_$(subst -,_,$(1))$(PY_EXT)
+PY_MODULES := $(foreach v,$(filter $(VERSIONS),$(LIB_VERSIONS)),$(call py_mod,$(v)))
+ifneq ($(HAVE_PYBIND11),)
+python: $(PY_MODULES)
+else
+python:
+	@echo "parvis: make python needs pybind11 (apt-get install pybind11-dev python3-pybind11 python3-numpy)" >&2; exit 1
+endif
+$(B)/python/bindings.o: python/bindings.cpp include/parvis/parvis.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Iinclude $(PY_INCLUDES) -c $< -o $@ -MMD -MP
+$(B)/python/init_%.o: python/bindings.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -fPIC -fvisibility=hidden -Iinclude $(PY_INCLUDES) -DPARVIS_MODULE_INIT=_$* -c $< -o $@
+define py_rule
+$(call py_mod,$(1)): $(B)/python/bindings.o $(B)/python/init_$(subst -,_,$(1)).o $(LIB)/libparvis-$(1).a
+	$(if $(filter $(VERSIONS_CUDA),$(1)),$(NVCC) -shared $(CUDA_GENCODE),$(CXX) -shared $(LDFLAGS)) -o $$@ \
+	  $(B)/python/init_$(subst -,_,$(1)).o $(B)/python/bindings.o $(LIB)/libparvis-$(1).a $(call lib_link,$(1))
+endef
+$(foreach v,$(VERSIONS),$(eval $(call py_rule,$(v))))
+
 # Tools: the sample-image generator and the test helpers (not versions).
 TOOL_CORE := $(call obj,$(CORE_SRC) src/cli/cli.cpp) $(call version_obj,tools)
 TOOL_SRC := images/gen.cpp tests/image_test.cpp tests/compare.cpp
@@ -208,7 +277,7 @@ FUZZ_CXX ?= clang++
 fuzz: $(BIN)/fuzz-image
 $(BIN)/fuzz-image: tests/fuzz/fuzz_image.cpp $(CORE_SRC) src/common/version.cpp
 	@mkdir -p $(BIN)
-	$(FUZZ_CXX) -std=c++17 -O1 -g -Isrc -Ibmp $(DEFS) -DPARVIS_VERSION_NAME='"fuzz"' \
+	$(FUZZ_CXX) -std=c++17 -O1 -g -Iinclude -Isrc -Ibmp $(DEFS) -DPARVIS_VERSION_NAME='"fuzz"' \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $^
 
 # The experiments of bench/experiments/ (one question each, docs/decisions/): built on their own,
@@ -223,10 +292,10 @@ $(EXP)/first_copy $(EXP)/pull_rate: EXP_EXTRA = cuda/upload/kernels.cu
 $(EXP)/fft_strips $(EXP)/fft_callbacks: EXP_LIBS = -lcufft
 $(EXP)/%: bench/experiments/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -std=c++17 $(CUDA_GENCODE) -Isrc -Icuda $< $(EXP_EXTRA) $(EXP_LIBS) -o $@
+	$(NVCC) -O2 -std=c++17 $(CUDA_GENCODE) -Iinclude -Isrc -Icuda $< $(EXP_EXTRA) $(EXP_LIBS) -o $@
 
 clean:
-	rm -rf $(BUILD) $(BIN)
+	rm -rf $(BUILD) $(BIN) $(LIB) $(PY_DIR)/_*.so
 
 FORCE:
 

@@ -1,4 +1,4 @@
-// Errors as values, stb style: a function that can fail returns a Status; on failure
+// Errors as values, stb style: every function of the library that can fail returns a Status; on failure
 // it carries the exit code DESIGN.md assigns (1 usage, 2 bad input, 3 runtime/device)
 // and one human-readable reason. Library code never prints and never exits.
 #pragma once

@@ -1,9 +1,7 @@
 // CPU versions compute on the host.
 #include <thread>
 
-#include "cli/cli.hpp"
 #include "common/gray.hpp"
-#include "cli/subcommands.hpp"
 #include "common/device.hpp"
 
 namespace parvis {
@@ -11,12 +9,6 @@ namespace parvis {
 Status device_describe(std::string* name) {
   *name = "cpu (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
   return Status::Ok();
-}
-
-// The host link is a CUDA version's (cuda/upload/bench.cu).
-int bench_upload(int, char**) {
-  return report_failure(Status::runtime(std::string("bench upload is not implemented in ") +
-                                        kVersionName + " (CUDA versions only: the host link)"));
 }
 
 Status gray_all_colours(std::vector<uint8_t>* out) {

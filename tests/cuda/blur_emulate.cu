@@ -3,7 +3,7 @@
 // compares every output with the contract's reference_pixel. Needs nvcc but no GPU: it checks
 // the index arithmetic (alignment variants, chunks, margins, layer groups, odd sizes) where
 // no GPU is at hand. Exit 0 when every case matches bit for bit. Build and run with
-//   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/blur_emulate.cu src/blur/blur.cpp \
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/blur_emulate.cu src/blur/blur.cpp \
 //        src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp -o /tmp/blur_emulate && /tmp/blur_emulate
 #include <cstdio>
 #include <cstring>
@@ -62,7 +62,7 @@ size_t check(int w, int h, int layers, double sigma_max, int map_kind, uint32_t 
       std::memcpy(padded.data() + size_t(l) * g.layer_size + size_t(y + g.radius) * g.stride + size_t(g.r4),
                   in[size_t(l)].row(y), size_t(w));
   std::vector<uint8_t> out(size_t(w) * size_t(h) * size_t(layers), 0);
-  const opt::Args a{g, padded.data(), map.pixels.data(), pairs.data(), weights.prefix.data(), out.data()};
+  const opt::Args a{g, padded.data(), map.data(), pairs.data(), weights.prefix.data(), out.data()};
   const int lt = layers >= 6 ? 8 : layers >= 3 ? 4 : layers;
   if (lt == 8) run_grid<8>(a);
   else if (lt == 4) run_grid<4>(a);

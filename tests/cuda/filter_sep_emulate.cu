@@ -12,7 +12,7 @@
 // zero-fill), the slot a step copies into and the one it reads (a read of a slot that does not
 // hold the row, or a copy that leaves the row's pitch, is a problem), the ring named by t % K.
 // Needs nvcc but no GPU. Build and run with (filter.cpp for the bank; the linker drops the rest)
-//   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
 //        -Xcompiler -ffunction-sections -Xlinker --gc-sections -o build/filter_sep_emulate && build/filter_sep_emulate
 #include <cstdio>
 #include <cstring>

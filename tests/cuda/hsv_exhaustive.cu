@@ -1,7 +1,7 @@
 // Checks the device RGB -> HSV (cuda/color/hsv.cuh) against the host reference
 // color::rgb_to_hsv (src/color/color.cpp) on all 2^24 colours. Exit 0 when they all agree.
 // Not built by the Makefile (it needs a GPU to mean anything); build and run with
-//   nvcc -std=c++17 -O2 -Isrc -Icuda tests/cuda/hsv_exhaustive.cu src/color/color.cpp -o hsv_test
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Icuda tests/cuda/hsv_exhaustive.cu src/color/color.cpp -o hsv_test
 #include <cstdio>
 #include <vector>
 

@@ -3,7 +3,7 @@
 // definition (src/match/mask.hpp: mask::rank_at) on random sources, templates and masks of odd
 // sizes (holes, one pixel, full), flat windows, every metric. Needs nvcc but no GPU. Exit 0 when
 // every score has the same bits. Build and run with
-//   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/mask_emulate.cu src/match/mask.cpp \
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/mask_emulate.cu src/match/mask.cpp \
 //        src/match/match.cpp src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp tests/cuda/emulate_link.cpp \
 //        -o /tmp/me && /tmp/me
 #include <cstdio>

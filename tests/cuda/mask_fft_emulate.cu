@@ -11,7 +11,7 @@
 //     rank.
 // The row prefix sums are mask_fft::prefix_row (the words mask_row_prefix makes on the device).
 // Needs nvcc but no GPU. Exit 0 when every check holds. Build and run with
-//   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/mask_fft_emulate.cu src/match/mask.cpp \
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/mask_fft_emulate.cu src/match/mask.cpp \
 //        src/match/match.cpp src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp tests/cuda/emulate_link.cpp \
 //        -o /tmp/mfe && /tmp/mfe
 #include <cstdio>

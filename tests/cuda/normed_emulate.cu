@@ -3,7 +3,7 @@
 // and W4's tie rule replayed, and compares every score (bits), key and the best position with
 // seq's normed_row_from_ssd / select_best on random images of odd sizes, flat templates and flat
 // windows, for ncc and ccorr-normed. Needs nvcc but no GPU. Exit 0 when everything matches:
-//   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/normed_emulate.cu src/match/match.cpp \
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/normed_emulate.cu src/match/match.cpp \
 //        src/match/mask.cpp src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp tests/cuda/emulate_link.cpp \
 //        -o build/normed_emulate && build/normed_emulate
 #include <cstdio>

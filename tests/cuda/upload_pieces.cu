@@ -5,7 +5,7 @@
 // (or one row where whole rows are required). Also the tuning read from the environment
 // (cuda/upload/tuning.hpp through src/common/config).
 // Built and run by tests/gpu/match.sh (nvcc, no GPU needed):
-//   nvcc -std=c++17 -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/upload/plan.cu
+//   nvcc -std=c++17 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/upload_pieces.cu cuda/upload/plan.cu
 //        cuda/upload/tuning.cu src/common/config.cpp -o x
 #include <cstdio>
 #include <cstdlib>

@@ -5,7 +5,7 @@
 // 4:1:1, 4:4:4, mono, 4:4:4 + alpha; packed RGB, BGR; grey), both matrices and ranges, odd sizes,
 // random bytes, and the pitch's zero columns past the width. Needs nvcc but no GPU. Exit 0
 // when every pixel matches. Build and run with
-//   nvcc -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/video_convert_emulate.cu \
+//   nvcc -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/video_convert_emulate.cu \
 //        src/video/convert.cpp src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp src/common/config.cpp -o /tmp/vce && /tmp/vce
 #include <cstdio>
 #include <vector>

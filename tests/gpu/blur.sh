@@ -17,7 +17,7 @@ gpu_test test-blur -- seq $ladder cuda-naive cuda-opt --only blur
 
 emu=$LOG/test-blur-emulate.log
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/blur_emulate.cu src/blur/blur.cpp src/common/image.cpp \
+if "$NVCC" -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/blur_emulate.cu src/blur/blur.cpp src/common/image.cpp \
      src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp -o build/blur_emulate >"$emu" 2>&1 && build/blur_emulate >>"$emu" 2>&1; then
   echo "1 passed, 0 failed, 0 skipped" >>"$emu"
 else

@@ -87,7 +87,7 @@ PARVIS_UPLOAD=pageable gpu_sanitize memcheck cuda-opt filterupload pageable
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # The emulation links filter.cpp's bank and border names; the linker drops what else filter.cpp calls.
 emu=$LOG/test-filter-sep-emulate.log
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
+if "$NVCC" -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/filter_sep_emulate.cu src/filter/filter.cpp \
      -Xcompiler -ffunction-sections -Xlinker --gc-sections -o build/filter_sep_emulate >"$emu" 2>&1 &&
    build/filter_sep_emulate >>"$emu" 2>&1; then
   echo "1 passed, 0 failed, 0 skipped" >>"$emu"

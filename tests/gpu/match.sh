@@ -39,7 +39,7 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 emulate() {
   local name=$1 log=$LOG/test-$1.log
   shift
-  if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda "$@" -o "build/$name" >"$log" 2>&1 &&
+  if "$NVCC" -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda "$@" -o "build/$name" >"$log" 2>&1 &&
      "build/$name" >>"$log" 2>&1; then
     echo "1 passed, 0 failed, 0 skipped" >>"$log"
   else

@@ -29,7 +29,7 @@ done
 
 emu=$LOG/test-video-emulate.log
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if "$NVCC" -std=c++17 -O2 -Isrc -Ibmp -Icuda tests/cuda/video_convert_emulate.cu src/video/convert.cpp \
+if "$NVCC" -std=c++17 -O2 -Iinclude -Isrc -Ibmp -Icuda tests/cuda/video_convert_emulate.cu src/video/convert.cpp \
      src/common/image.cpp src/cli/cli.cpp src/common/parse.cpp src/common/timing.cpp src/common/config.cpp \
      -o build/video_convert_emulate >"$emu" 2>&1 &&
    build/video_convert_emulate >>"$emu" 2>&1; then

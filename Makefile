@@ -204,11 +204,13 @@ $(addprefix $(BIN)/,$(filter-out $(VERSIONS),$(VERSIONS_CPU) $(VERSIONS_CUDA))):
 
 # ---------------------------------------------------------------------------- the library
 # A version's library is its objects without the command line: main, src/cli, each operation's
-# cli/bench/selftest, the batches of `./main match`, the video pipeline.
+# cli/bench/selftest, the batches of `./main match`, the video pipeline (its sources and
+# conversion stay: the library's VideoReader).
 LIB ?= $(patsubst %bin,%lib,$(BIN))
 LIB_LEAVE_OUT := src/main.cpp $(CLI_SRC) src/match/batch.cpp \
   $(wildcard src/*/cli.cpp src/*/bench.cpp src/*/selftest.cpp src/*/seed_cli.cpp cuda/*/bench.cu \
-             src/video/*.cpp cuda/video/*.cu)
+             src/video/run.cpp src/video/pipeline.cpp src/video/sink.cpp src/video/none.cpp \
+             src/video/reader.cpp cuda/video/*.cu)
 lib_objs = $(filter-out $(call obj,$(LIB_LEAVE_OUT)),$(call version_objs,$(1)))
 # LIB_VERSIONS: which versions `make lib` and `make python` make (default: every one built here).
 LIB_VERSIONS ?= $(VERSIONS)

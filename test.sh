@@ -241,6 +241,9 @@ for v in "${ordered[@]}"; do
   else add_version "$v" 0; fi
 done
 
+# The library and its Python module on the versions under test (tests/library.sh), last.
+[ -z "$only" ] && add_item lib - 0 - - 0 -1
+
 # ---------------------------------------------------------------------------- the jobs
 # Each runs in a background subshell; what the report needs lands in files.
 ms_since() {  # t0 (EPOCHREALTIME) -> REPLY ms
@@ -253,7 +256,8 @@ job() {  # item
   [ "${it_quiet[i]}" = 1 ] && quiet=quiet
   [ "$k" = - ] || export TMP=$TMP_ROOT/$v/${cf_stem[k]}
   case ${it_kind[i]} in
-    img) "$BIN/parvis-imgtest" >"$WORK/imgtest.log" 2>&1; local rc=$?; ms_since "$t0"; echo "$rc $REPLY" >"$WORK/imgtest.rc" ;;
+    img) "$BIN/parvis-imgtest" >"$WORK/img.log" 2>&1; local rc=$?; ms_since "$t0"; echo "$rc $REPLY" >"$WORK/img.rc" ;;
+    lib) BIN=$BIN tests/library.sh "${versions[@]}" >"$WORK/lib.log" 2>&1; local rc=$?; ms_since "$t0"; echo "$rc $REPLY" >"$WORK/lib.rc" ;;
     self) "$BIN/$v" selftest >"$WORK/selftest-$v.log" 2>&1; echo $? >"$WORK/selftest-$v.rc" ;;
     setup|bg)
       # Each line as before, in a subshell of its own; a failure leaves "line: first stderr line".
@@ -471,16 +475,17 @@ fail_differs() {  # (check_case's f, sdir, dir, label) an output file differs fr
 report() {  # item
   local i=$1 v=${it_v[$1]} line
   case ${it_kind[i]} in
-    img)
-      local rc ms np=0 nf=0 ns=0 last=""
-      read -r rc ms <"$WORK/imgtest.rc"
+    img|lib)
+      local rc ms np=0 nf=0 ns=0 last="" what="image layer"
+      [ "${it_kind[i]}" = lib ] && what="library"
+      read -r rc ms <"$WORK/${it_kind[i]}.rc"
       while IFS= read -r line; do
         case "$line" in PASS*) np=$((np + 1)) ;; FAIL*) nf=$((nf + 1)); echo "$line" ;; SKIP*) ns=$((ns + 1)); echo "$line" ;; esac
         last=$line
-      done <"$WORK/imgtest.log"
+      done <"$WORK/${it_kind[i]}.log"
       passed=$((passed + np)); failed=$((failed + nf)); skipped=$((skipped + ns))
-      echo "image layer: $np passed, $nf failed, $ns skipped (${ms} ms)"
-      if [ "$rc" != 0 ] && [ "$nf" = 0 ]; then fail "image layer test exited $rc: $last"; fi ;;
+      echo "$what: $np passed, $nf failed, $ns skipped (${ms} ms)"
+      if [ "$rc" != 0 ] && [ "$nf" = 0 ]; then fail "$what test exited $rc: $last"; fi ;;
     note)
       echo "== $v"
       skip "${it_text[i]#* }" "${it_text[i]%% *}" ;;

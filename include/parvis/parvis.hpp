@@ -193,4 +193,25 @@ class Integral {
 };
 Status integral_image(const ImageView& gray, IntegralType type, bool squared, Integral* out);
 
+// ---------------------------------------------------------------------------- video frames
+// The frames of a video as `./main video` reads them: a Y4M file (4:2:0, 4:2:2, 4:4:4, mono),
+// or any other video through ffmpeg; YUV made RGB by its one integer formula (docs/DESIGN.md,
+// "Video"), so that a frame matched here gives `./main video`'s answer.
+class VideoReader {
+ public:
+  VideoReader();
+  ~VideoReader();
+  VideoReader(VideoReader&&) noexcept;
+  VideoReader& operator=(VideoReader&&) noexcept;
+  Status open(const std::string& path);
+  int width() const;
+  int height() const;
+  // The next frame as RGB; at the end *end is true and nothing is read.
+  Status next(ImageBuffer* rgb, bool* end);
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace parvis

@@ -3,7 +3,7 @@
 #   make [all]        every version this machine can build (+ the tools)
 #   make bin/seq      one version
 #   make lib          the library of every version: lib/libparvis-<version>.a (docs/API.md)
-#   make python       the Python module: python/parvis, one extension module per version
+#   make python       the Python module: parvis/, one extension module per version
 #   make list         the versions this machine can build
 #   make clean
 #
@@ -234,9 +234,9 @@ $(BIN)/example-%: examples/%.cpp $(LIB)/libparvis-$(EXAMPLE_VERSION).a
 	  $< -o $@ $(LIB)/libparvis-$(EXAMPLE_VERSION).a $(call lib_link,$(EXAMPLE_VERSION))
 
 # ---------------------------------------------------------------------------- the Python module
-# python/parvis/__init__.py picks a version's extension module, _<version> (dashes as _): the
-# bindings (python/bindings.cpp, compiled once) linked with that version's library.
-PY_DIR := python/parvis
+# parvis/__init__.py picks a version's extension module, parvis/_<version> (dashes as _): the
+# bindings (src/python/bindings.cpp, compiled once) linked with that version's library.
+PY_DIR := parvis
 py_mod = $(PY_DIR)/_$(subst -,_,$(1))$(PY_EXT)
 PY_MODULES := $(foreach v,$(filter $(VERSIONS),$(LIB_VERSIONS)),$(call py_mod,$(v)))
 ifneq ($(HAVE_PYBIND11),)
@@ -245,16 +245,16 @@ else
 python:
 	@echo "parvis: make python needs pybind11 (apt-get install pybind11-dev python3-pybind11 python3-numpy)" >&2; exit 1
 endif
-$(B)/python/bindings.o: python/bindings.cpp include/parvis/parvis.hpp
+$(B)/src/python/bindings.o: src/python/bindings.cpp include/parvis/parvis.hpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Iinclude $(PY_INCLUDES) -c $< -o $@ -MMD -MP
-$(B)/python/init_%.o: python/bindings.cpp
+$(B)/src/python/init_%.o: src/python/bindings.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -fPIC -fvisibility=hidden -Iinclude $(PY_INCLUDES) -DPARVIS_MODULE_INIT=_$* -c $< -o $@
 define py_rule
-$(call py_mod,$(1)): $(B)/python/bindings.o $(B)/python/init_$(subst -,_,$(1)).o $(LIB)/libparvis-$(1).a
+$(call py_mod,$(1)): $(B)/src/python/bindings.o $(B)/src/python/init_$(subst -,_,$(1)).o $(LIB)/libparvis-$(1).a
 	$(if $(filter $(VERSIONS_CUDA),$(1)),$(NVCC) -shared $(CUDA_GENCODE),$(CXX) -shared $(LDFLAGS)) -o $$@ \
-	  $(B)/python/init_$(subst -,_,$(1)).o $(B)/python/bindings.o $(LIB)/libparvis-$(1).a $(call lib_link,$(1))
+	  $(B)/src/python/init_$(subst -,_,$(1)).o $(B)/src/python/bindings.o $(LIB)/libparvis-$(1).a $(call lib_link,$(1))
 endef
 $(foreach v,$(VERSIONS),$(eval $(call py_rule,$(v))))
 

@@ -4,7 +4,7 @@ call in a loop without Python (Matcher.time_cpp), and, where a GPU version is bu
 run on a NumPy array beside the peers a Python user would pick on the same arrays:
 cv2.matchTemplate (TM_SQDIFF) and CuPy (SSD from cupyx fftconvolve and window sums).
 
-  PYTHONPATH=python python3 bench/python_overhead.py [--machine NAME] [--csv bench/results/times.csv]
+  PYTHONPATH=. python3 bench/python_overhead.py [--machine NAME] [--csv bench/results/times.csv]
 
 Prints times.csv rows (date,machine,version,workload,method,threads,ms; the median of --reps
 calls after a warm-up) and appends them with --csv. Every peer's best position is checked

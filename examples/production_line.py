@@ -5,7 +5,7 @@ each frame and its colour verdict, as a CSV (the same bytes as
 blue fraction per frame (matplotlib, where it is installed).
 
   bin/parvis-gen line 1920x1080 line.y4m --template line_tpl.ppm
-  PYTHONPATH=python python3 examples/production_line.py line.y4m line_tpl.ppm \\
+  PYTHONPATH=. python3 examples/production_line.py line.y4m line_tpl.ppm \\
       --csv line.csv --plot line.png [--version cuda-opt]
 """
 import argparse

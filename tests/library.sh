@@ -24,7 +24,7 @@ want=$("$BIN/seq" match "${args[@]}" --all --max-score 18000000 --min-distance 5
 if [ -n "$want" ] && [ "$got" = "$want" ]; then echo "PASS example find_capsules equals ./main match ($(wc -l <<<"$got") matches)"
 else echo "FAIL example find_capsules differs from ./main match"; fi
 
-# The Python module lives in python/parvis: only the main build makes it (not SANITIZE=1, whose
+# The Python module lives in parvis/: only the main build makes it (not SANITIZE=1, whose
 # modules would need the sanitizer runtime preloaded, nor a moved BUILD).
 if [ -n "${SANITIZE:-}" ] || [ -n "${BUILD:-}" ]; then
   echo "SKIP python: not with SANITIZE=1 or a moved BUILD"
@@ -43,7 +43,7 @@ if ! "${py:-python3}" -c 'import numpy, pytest' 2>/dev/null; then
   echo "SKIP python: ${py:-python3} lacks numpy or pytest (apt-get install python3-numpy python3-pytest)"
   exit 0
 fi
-PYTHONPATH=python PARVIS_BIN="$BIN" PARVIS_TEST_VERSIONS="$*" \
+PYTHONPATH=. PARVIS_BIN="$BIN" PARVIS_TEST_VERSIONS="$*" \
   "$py" -m pytest -q -rA -p no:cacheprovider tests/python >"$log.pytest" 2>&1
 rc=$?
 sed -nE 's/^(PASSED|FAILED|SKIPPED|ERROR) /\1 /p' "$log.pytest" | while read -r kind rest; do

@@ -1,7 +1,7 @@
 """The Python module against the command line: every operation through parvis equals
 `bin/<version> ...`'s output byte for byte, on noise, odd sizes and odd strides; bad input raises;
 two matchers run in two threads. Run by tests/library.sh (./test), which sets PYTHONPATH to
-python/ and PARVIS_TEST_VERSIONS to the versions under test."""
+the repository and PARVIS_TEST_VERSIONS to the versions under test."""
 import json
 import os
 import subprocess
@@ -290,7 +290,7 @@ def test_production_line_example(version, tmp_path):
     clip, tpl = tmp_path / "line.y4m", tmp_path / "tpl.ppm"
     subprocess.run([os.path.join(BIN, "parvis-gen"), "line", "320x180", clip, "--frames", "12",
                     "--template", tpl], check=True, capture_output=True)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), "python"])))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), "."])))
     r = subprocess.run([sys.executable, "examples/production_line.py", clip, tpl, "--csv",
                         tmp_path / "py.csv", "--plot", tmp_path / "py.png", "--version", version],
                        capture_output=True, text=True, env=env)

@@ -1,5 +1,5 @@
 // The Python module of one version (make python): the library's API (include/parvis/parvis.hpp)
-// on NumPy arrays through the buffer protocol. python/parvis/__init__.py wraps the results in
+// on NumPy arrays through the buffer protocol. parvis/__init__.py wraps the results in
 // named tuples and picks the version. Compiled twice: once as the bindings, and once per version
 // with PARVIS_MODULE_INIT=_<version>, the module's entry point.
 #include <pybind11/pybind11.h>

@@ -1,6 +1,7 @@
 // cuda-opt: --all chosen on the device (Params::selection with a threshold, no --map). The map
 // stays on the GPU: a kernel lists every position that can score at most the threshold, and only
-// that list comes back. From the exact 32-bit map (direct, NTT) with exact scores: the host keeps
+// that list comes back. From an exact map (direct, NTT: 32-bit SSD; the normed metrics' 64-bit
+// rank keys) with exact ranks: the host keeps
 // those at most the threshold in the order of `better` and suppresses (select.hpp:
 // select_sorted). From cuFFT's approximate map (each score within E) with the approximate
 // scores of every position at most threshold + E: each exact score lies within two ends, and
@@ -82,9 +83,12 @@ Status rescore_batch(Matcher& m, std::vector<Position>* batch) {
 
 bool device_choice(const Params& p) { return p.selection.all && !p.want_map; }
 
-Status enqueue_collect_exact(Matcher& m, const uint32_t* map) {
-  const uint64_t t = m.params.selection.max_rank;
-  return enqueue_collect<uint32_t>(m, map, t > 0xffffffffull ? 0xffffffffu : uint32_t(t));
+Status enqueue_collect_exact(Matcher& m, const uint32_t* map, uint64_t max_rank) {
+  return enqueue_collect<uint32_t>(m, map, max_rank > 0xffffffffull ? 0xffffffffu : uint32_t(max_rank));
+}
+
+Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, uint64_t max_rank) {
+  return enqueue_collect<uint64_t>(m, keys, max_rank);
 }
 
 Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
@@ -92,7 +96,7 @@ Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
   return enqueue_collect<double>(m, map, double(m.params.selection.max_rank) + e);
 }
 
-Status finish_device_choice(Matcher& m, double e, Result* res, bool* overflow) {
+Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, bool* overflow) {
   cudaStream_t s = m.stream;
   CUDA_CHECK(cudaEventRecord(m.ev[2], s));
   CUDA_CHECK(cudaMemcpyAsync(m.h_choice_count.get(), m.d_choice_count.get(), sizeof(unsigned),
@@ -116,7 +120,7 @@ Status finish_device_choice(Matcher& m, double e, Result* res, bool* overflow) {
   CUDA_CHECK(cudaEventRecord(m.ev[3], s));
   PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
   const double t0 = now_ms();
-  const Selection& sel = m.params.selection;
+  const Selection& sel = p.selection;
   size_t rescored = 0;
   if (e < 0) {  // exact scores
     std::vector<Position>& sorted = m.h_choice_sorted;
@@ -125,7 +129,7 @@ Status finish_device_choice(Matcher& m, double e, Result* res, bool* overflow) {
       if (m.h_choice_vals[i] <= sel.max_rank)
         sorted.push_back(Position{m.h_choice_cand[i].x, m.h_choice_cand[i].y, m.h_choice_vals[i]});
     std::sort(sorted.begin(), sorted.end(), better);
-    res->best = select_sorted(sorted, sel, m.params.top_k, m.map_w(), m.map_h());
+    res->best = select_sorted(sorted, sel, p.top_k, m.map_w(), m.map_h());
   } else {  // approximate: each exact SSD (an integer) within E of its approximate score
     std::vector<Ranged>& ends = m.h_choice_ends;
     ends.resize(count);

@@ -506,7 +506,7 @@ Status run_fft_choice(Matcher& m, const Image& src, Result* res, bool* overflow)
   cuda::StageTimer untimed(false);
   PARVIS_TRY(bound_fft(m, [&] { return enqueue_fft_any(m, false, m.d_choice_approx.get(), untimed); }));
   PARVIS_TRY(enqueue_collect_approx(m, m.d_choice_approx.get(), m.two_e / 2));
-  PARVIS_TRY(finish_device_choice(m, m.two_e / 2, res, overflow));
+  PARVIS_TRY(finish_device_choice(m, m.params, m.two_e / 2, res, overflow));
   res->method_used = Method::FFT;
   return Status::Ok();
 }

@@ -285,10 +285,12 @@ Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, const uns
 // choice needs re-scored exactly), finish_device_choice brings the list back and chooses into res
 // (Result::chosen); *overflow when more positions could match than the list holds (nothing
 // chosen then).
+// The choice is `p`'s (m.params; the normed metrics: m.asked).
 bool device_choice(const Params& p);
-Status enqueue_collect_exact(Matcher& m, const uint32_t* map);
+Status enqueue_collect_exact(Matcher& m, const uint32_t* map, uint64_t max_rank);
+Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, uint64_t max_rank);
 Status enqueue_collect_approx(Matcher& m, const double* map, double e);
-Status finish_device_choice(Matcher& m, double e, Result* res, bool* overflow);
+Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, bool* overflow);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
 bool mask_fft_applies(const Matcher& m, std::string* why_not);
 Status run_mask_fft(Matcher& m, const Image& src, Result* res);
@@ -378,8 +380,8 @@ Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
     bool overflow = false;
     PARVIS_TRY(m.d_choice_map32.alloc(size_t(map_w) * size_t(map_h)));
     PARVIS_TRY(enqueue(m.d_choice_map32.get()));
-    PARVIS_TRY(enqueue_collect_exact(m, m.d_choice_map32.get()));
-    PARVIS_TRY(finish_device_choice(m, -1.0, res, &overflow));
+    PARVIS_TRY(enqueue_collect_exact(m, m.d_choice_map32.get(), m.params.selection.max_rank));
+    PARVIS_TRY(finish_device_choice(m, m.params, -1.0, res, &overflow));
     if (!overflow) return Status::Ok();
   }
   std::vector<uint32_t> map32;

@@ -328,6 +328,44 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
   return Status::Ok();
 }
 
+// What run_normed's keys leave on the host: the best (top 1), the doubles (--map) or every key,
+// then res->best from them.
+Status keys_back(Matcher& m, bool top1, bool want_map, const double* dmap, const uint64_t* keys,
+                 const DeviceOut* best, Result* res) {
+  const int map_w = m.map_w(), map_h = m.map_h();
+  const size_t n = size_t(map_w) * map_h;
+  cudaStream_t s = m.stream;
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  std::vector<uint64_t> host_keys;
+  if (top1) {
+    PARVIS_TRY(m.h_norm_best.alloc(1));
+    CUDA_CHECK(cudaMemcpyAsync(m.h_norm_best.get(), best, sizeof(DeviceOut), cudaMemcpyDeviceToHost, s));
+  } else if (want_map) {
+    PARVIS_TRY(alloc_host(&res->map, n));
+    CUDA_CHECK(cudaMemcpyAsync(res->map.data(), dmap, n * sizeof(double), cudaMemcpyDeviceToHost, s));
+  } else {
+    PARVIS_TRY(alloc_host(&host_keys, n));
+    CUDA_CHECK(cudaMemcpyAsync(host_keys.data(), keys, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+  }
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copy
+
+  const double t0 = now_ms();
+  if (top1) {
+    const DeviceOut o = *m.h_norm_best.get();
+    if (o.count == ~0u) return Status::runtime("internal: the normed selection found no position");
+    res->best = {Position{int(o.count % unsigned(map_w)), int(o.count / unsigned(map_w)), o.min_key}};
+  } else {
+    if (want_map) {
+      PARVIS_TRY(alloc_host(&host_keys, n));
+      for (size_t i = 0; i < n; ++i) host_keys[i] = ncc::key_of(res->map[i]);
+    }
+    best_from_ranks(host_keys.data(), map_w, map_h, m.asked, res);
+  }
+  res->timings.compute_ms += now_ms() - t0;
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool normed_device_fits(const Matcher& m) {
@@ -393,37 +431,16 @@ Status run_normed(Matcher& m, const Image& src, NormedMap from, Result* res) {
     CUDA_CHECK_LAUNCH();
   }
 
-  // What comes back.
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  std::vector<uint64_t> host_keys;
-  if (top1) {
-    PARVIS_TRY(m.h_norm_best.alloc(1));
-    CUDA_CHECK(cudaMemcpyAsync(m.h_norm_best.get(), best, sizeof(DeviceOut),
-                               cudaMemcpyDeviceToHost, s));
-  } else if (want_map) {
-    PARVIS_TRY(alloc_host(&res->map, n));
-    CUDA_CHECK(cudaMemcpyAsync(res->map.data(), dmap, n * sizeof(double), cudaMemcpyDeviceToHost, s));
-  } else {
-    PARVIS_TRY(alloc_host(&host_keys, n));
-    CUDA_CHECK(cudaMemcpyAsync(host_keys.data(), keys, n * sizeof(uint64_t),
-                               cudaMemcpyDeviceToHost, s));
+  // --all without --map: only the matching keys come back (opt_choice.cu), unless there are more
+  // than its list holds.
+  bool listed = false;
+  if (!top1 && !want_map && device_choice(m.asked)) {
+    bool overflow = false;
+    PARVIS_TRY(enqueue_collect_keys(m, keys, m.asked.selection.max_rank));
+    PARVIS_TRY(finish_device_choice(m, m.asked, -1.0, res, &overflow));
+    listed = !overflow;
   }
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copy
-
-  const double t0 = now_ms();
-  if (top1) {
-    const DeviceOut o = *m.h_norm_best.get();
-    if (o.count == ~0u) return Status::runtime("internal: the normed selection found no position");
-    res->best = {Position{int(o.count % unsigned(map_w)), int(o.count / unsigned(map_w)), o.min_key}};
-  } else {
-    if (want_map) {
-      PARVIS_TRY(alloc_host(&host_keys, n));
-      for (size_t i = 0; i < n; ++i) host_keys[i] = ncc::key_of(res->map[i]);
-    }
-    best_from_ranks(host_keys.data(), map_w, map_h, m.asked, res);
-  }
-  res->timings.compute_ms += now_ms() - t0;
+  if (!listed) PARVIS_TRY(keys_back(m, top1, want_map, dmap, keys, best, res));
   res->method_used = ntt ? Method::FFT : Method::Direct;
   res->explain = std::string(metric_name(m.asked.metric)) + ": ΣI·T from " +
                  (ntt ? "the exact NTT's SSD map" : "an exact SSD map") +

@@ -22,12 +22,14 @@ namespace {
 constexpr unsigned kChoiceCap = 1u << 16;
 constexpr int kCollectThreads = 256;
 
-// Every i with map[i] <= limit into cand (and its value into vals, when given), in no order:
-// the host sorts. *count may exceed cap (an overflow); entries past cap are not written.
+// Every i with map[i] <= limit into cand, its value into vals (and also[i] into also_vals, when
+// given), in no order: the host sorts. *count may exceed cap (an overflow); entries past cap are
+// not written.
 template <typename T>
 __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsigned n, T limit,
                                 unsigned cap, int2* __restrict__ cand,
-                                unsigned long long* __restrict__ vals, unsigned* __restrict__ count) {
+                                unsigned long long* __restrict__ vals, const T* __restrict__ also,
+                                unsigned long long* __restrict__ also_vals, unsigned* __restrict__ count) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const T v = map[i];
     if (!(v <= limit)) continue;
@@ -38,6 +40,7 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
       vals[k] = (unsigned long long)__double_as_longlong(v);  // the approximate score's bits
     else
       vals[k] = (unsigned long long)v;
+    if (also) also_vals[k] = (unsigned long long)also[i];
   }
 }
 
@@ -51,13 +54,14 @@ Status alloc_lists(Matcher& m) {
 }
 
 template <typename T>
-Status enqueue_collect(Matcher& m, const T* map, T limit) {
+Status enqueue_collect(Matcher& m, const T* map, T limit, const T* also = nullptr) {
   PARVIS_TRY(alloc_lists(m));
+  if (also) PARVIS_TRY(m.d_choice_his.alloc(kChoiceCap));
   const unsigned n = unsigned(size_t(m.map_w()) * size_t(m.map_h()));
   const unsigned blocks = unsigned(std::min<size_t>(div_up(size_t(n), kCollectThreads), size_t(m.num_sms) * 8));
   collect_at_most<T><<<blocks, kCollectThreads, 0, m.stream>>>(
-      map, unsigned(m.map_w()), n, limit, kChoiceCap, m.d_choice_cand.get(), m.d_choice_vals.get(),
-      m.d_choice_count.get());
+      map, unsigned(m.map_w()), n, limit, kChoiceCap, m.d_choice_cand.get(), m.d_choice_vals.get(), also,
+      also ? m.d_choice_his.get() : nullptr, m.d_choice_count.get());
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -79,6 +83,44 @@ Status rescore_batch(Matcher& m, std::vector<Position>* batch) {
   return Status::Ok();
 }
 
+// The list back to the host (with the upper ends when `his`): *count positions, or *overflow.
+Status list_back(Matcher& m, bool his, Result* res, unsigned* count, bool* overflow) {
+  cudaStream_t s = m.stream;
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  CUDA_CHECK(cudaMemcpyAsync(m.h_choice_count.get(), m.d_choice_count.get(), sizeof(unsigned),
+                             cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  *count = *m.h_choice_count.get();
+  *overflow = *count > kChoiceCap;
+  if (*overflow) return Status::Ok();
+  try {
+    m.h_choice_cand.resize(*count);
+    m.h_choice_vals.resize(*count);
+    if (his) m.h_choice_his.resize(*count);
+  } catch (const std::bad_alloc&) {
+    return Status::runtime("out of host memory for the matches");
+  }
+  if (*count > 0) {
+    CUDA_CHECK(cudaMemcpyAsync(m.h_choice_cand.data(), m.d_choice_cand.get(), *count * sizeof(int2),
+                               cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(m.h_choice_vals.data(), m.d_choice_vals.get(),
+                               *count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    if (his)
+      CUDA_CHECK(cudaMemcpyAsync(m.h_choice_his.data(), m.d_choice_his.get(),
+                                 *count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+  }
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  return elapsed(m, &res->timings);  // waits for the copies
+}
+
+void note_choice(unsigned count, size_t rescored, Result* res) {
+  res->chosen = true;
+  char note[128];
+  std::snprintf(note, sizeof note, "; --all on the device: %u positions listed, %zu re-scored, %zu chosen",
+                count, rescored, res->best.size());
+  res->explain.append(note);
+}
+
 }  // namespace
 
 bool device_choice(const Params& p) { return p.selection.all && !p.want_map; }
@@ -96,29 +138,32 @@ Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
   return enqueue_collect<double>(m, map, double(m.params.selection.max_rank) + e);
 }
 
-Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, bool* overflow) {
-  cudaStream_t s = m.stream;
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(m.h_choice_count.get(), m.d_choice_count.get(), sizeof(unsigned),
-                             cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  const unsigned count = *m.h_choice_count.get();
-  *overflow = count > kChoiceCap;
+Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, uint64_t max_rank) {
+  return enqueue_collect<uint64_t>(m, lo, max_rank, hi);
+}
+
+Status finish_ends_choice(Matcher& m, const Params& p, RankRescoreFn rescore, Result* res,
+                          bool* overflow) {
+  unsigned count = 0;
+  PARVIS_TRY(list_back(m, true, res, &count, overflow));
   if (*overflow) return Status::Ok();
-  try {
-    m.h_choice_cand.resize(count);
-    m.h_choice_vals.resize(count);
-  } catch (const std::bad_alloc&) {
-    return Status::runtime("out of host memory for the matches");
-  }
-  if (count > 0) {
-    CUDA_CHECK(cudaMemcpyAsync(m.h_choice_cand.data(), m.d_choice_cand.get(), count * sizeof(int2),
-                               cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(m.h_choice_vals.data(), m.d_choice_vals.get(), count * sizeof(unsigned long long),
-                               cudaMemcpyDeviceToHost, s));
-  }
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
+  const double t0 = now_ms();
+  std::vector<Ranged>& ends = m.h_choice_ends;
+  ends.resize(count);
+  for (unsigned i = 0; i < count; ++i)
+    ends[i] = Ranged{m.h_choice_cand[i].x, m.h_choice_cand[i].y, m.h_choice_vals[i], m.h_choice_his[i]};
+  Settled settled;
+  choose_within_ends(&ends, p.selection, m.map_w(), m.map_h(), rescore, &settled);
+  res->best = std::move(settled.best);
+  res->timings.compute_ms += now_ms() - t0;
+  note_choice(count, settled.rescored, res);
+  return Status::Ok();
+}
+
+Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, bool* overflow) {
+  unsigned count = 0;
+  PARVIS_TRY(list_back(m, false, res, &count, overflow));
+  if (*overflow) return Status::Ok();
   const double t0 = now_ms();
   const Selection& sel = p.selection;
   size_t rescored = 0;
@@ -150,12 +195,8 @@ Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, 
     res->best = std::move(settled.best);
     rescored = settled.rescored;
   }
-  res->chosen = true;
   res->timings.compute_ms += now_ms() - t0;
-  char note[128];
-  std::snprintf(note, sizeof note, "; --all on the device: %u positions listed, %zu re-scored, %zu chosen",
-                count, rescored, res->best.size());
-  res->explain.append(note);
+  note_choice(count, rescored, res);
   return Status::Ok();
 }
 

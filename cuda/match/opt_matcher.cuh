@@ -208,11 +208,11 @@ struct Matcher {
   DeviceBuffer<uint32_t> d_choice_map32;
   DeviceBuffer<double> d_choice_approx;
   DeviceBuffer<int2> d_choice_cand;
-  DeviceBuffer<unsigned long long> d_choice_vals;
+  DeviceBuffer<unsigned long long> d_choice_vals, d_choice_his;  // his: the normed upper ends
   DeviceBuffer<unsigned> d_choice_count;
   PinnedBuffer<unsigned> h_choice_count;
   std::vector<int2> h_choice_cand;
-  std::vector<unsigned long long> h_choice_vals;
+  std::vector<unsigned long long> h_choice_vals, h_choice_his;
   std::vector<Position> h_choice_sorted;
   std::vector<Ranged> h_choice_ends;
 
@@ -291,6 +291,12 @@ Status enqueue_collect_exact(Matcher& m, const uint32_t* map, uint64_t max_rank)
 Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, uint64_t max_rank);
 Status enqueue_collect_approx(Matcher& m, const double* map, double e);
 Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, bool* overflow);
+// The normed metrics on cuFFT's map (opt_normed.cu): every position whose rank's lower end is at
+// most the threshold, with both ends; finish_ends_choice chooses among them, re-scoring through
+// `rescore` only what the choice needs (select.hpp: choose_within_ends).
+Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, uint64_t max_rank);
+Status finish_ends_choice(Matcher& m, const Params& p, RankRescoreFn rescore, Result* res,
+                          bool* overflow);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
 bool mask_fft_applies(const Matcher& m, std::string* why_not);
 Status run_mask_fft(Matcher& m, const Image& src, Result* res);

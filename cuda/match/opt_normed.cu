@@ -269,16 +269,6 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
     }
     // More candidates than the list holds (flat images): the host's settle below.
   }
-  std::vector<uint64_t> lo, hi;
-  PARVIS_TRY(alloc_host(&lo, n));
-  PARVIS_TRY(alloc_host(&hi, n));
-  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
-  CUDA_CHECK(cudaMemcpyAsync(lo.data(), m.d_norm_lo.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(hi.data(), m.d_norm_hi.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
-  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
-
-  const double t0 = now_ms();
   DeviceBuffer<int2> d_cand;
   DeviceBuffer<unsigned long long> d_exact;
   DeviceBuffer<uint64_t> d_keys;
@@ -307,6 +297,31 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
       return Status::Ok();
     }();
   };
+  // --all without --map: only the positions whose lower end passes the threshold come back, with
+  // both ends (opt_choice.cu), unless there are more than its list holds.
+  if (!top1 && device_choice(m.asked)) {
+    bool overflow = false;
+    PARVIS_TRY(enqueue_collect_ends(m, m.d_norm_lo.get(), m.d_norm_hi.get(), m.asked.selection.max_rank));
+    PARVIS_TRY(finish_ends_choice(m, m.asked, rescore, res, &overflow));
+    PARVIS_TRY(failed);
+    if (!overflow) {
+      res->method_used = Method::FFT;
+      res->explain = std::string(metric_name(m.asked.metric)) +
+                     ": ΣI·T from cuFFT's SSD map, window sums and the rank ends on the device (" +
+                     res->explain + ")";
+      return Status::Ok();
+    }
+  }
+  std::vector<uint64_t> lo, hi;
+  PARVIS_TRY(alloc_host(&lo, n));
+  PARVIS_TRY(alloc_host(&hi, n));
+  CUDA_CHECK(cudaEventRecord(m.ev[2], s));
+  CUDA_CHECK(cudaMemcpyAsync(lo.data(), m.d_norm_lo.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(hi.data(), m.d_norm_hi.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaEventRecord(m.ev[3], s));
+  PARVIS_TRY(elapsed(m, &res->timings));  // waits for the copies
+
+  const double t0 = now_ms();
   Settled settled;
   settle(lo.data(), hi.data(), map_w, map_h, m.asked.top_k, m.asked.selection, m.asked.want_map, rescore,
          &settled);

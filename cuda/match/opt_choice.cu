@@ -5,7 +5,9 @@
 // those at most the threshold in the order of `better` and suppresses (select.hpp:
 // select_sorted). From cuFFT's approximate map (each score within E) with the approximate
 // scores of every position at most threshold + E: each exact score lies within two ends, and
-// select.hpp's choose_within_ends re-scores on the device only what the choice needs. Either way
+// select.hpp's choose_within_ends re-scores on the device only what the choice needs; so do the
+// normed metrics on cuFFT's map, whose rank ends (opt_normed.cu) are listed where the lower end
+// is at most the threshold, both ends with it (enqueue_collect_ends). Either way
 // the choice select_matches makes on the whole exact map. A list longer than kChoiceCap (a flat
 // image: most positions match) reports an overflow, and the caller takes the whole-map path.
 #include <algorithm>

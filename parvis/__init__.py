@@ -14,7 +14,7 @@ import importlib
 from collections import namedtuple
 
 __all__ = ["versions", "Matcher", "Match", "MatchResult", "match", "Filter", "filter",
-           "blur", "radial_map", "integral", "count_in_range", "named_range", "device_name", "read_image", "frames"]
+           "Blur", "blur", "radial_map", "integral", "count_in_range", "named_range", "device_name", "read_image", "frames"]
 
 _ORDER = ["seq", "simd", "omp", "cuda-naive", "cuda-opt",
           "blur-v1", "blur-v2", "blur-v3", "blur-v4", "blur-v5"]
@@ -101,9 +101,21 @@ def filter(image, kernel="box", size=3, kernel_text="", border="zero", order="rg
     return Filter(image.shape, kernel, size, kernel_text, border, order, version).run(image)
 
 
+class Blur:
+    """The blur map (``./main blur``) prepared for one sigma_max (its tap sets made once):
+    Blur(sigma_max=5.0, order="rgb", version="seq"); run(image, map) returns the blurred array."""
+
+    def __init__(self, sigma_max=5.0, order="rgb", version=None):
+        self._b = _module(version).Blur(sigma_max)
+        self._order = order
+
+    def run(self, image, map):
+        return self._b.run(image, map, self._order)
+
+
 def blur(image, map, sigma_max=5.0, order="rgb", version=None):
     """Each channel blurred with sigma = sigma_max * map / 255 per pixel (``./main blur``)."""
-    return _module(version).blur(image, map, sigma_max, order)
+    return Blur(sigma_max, order, version).run(image, map)
 
 
 def radial_map(width, height, version=None):

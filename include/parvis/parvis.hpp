@@ -167,7 +167,21 @@ Status apply_filter(const ImageView& image, const FilterOptions& options, ImageB
 
 // ---------------------------------------------------------------------------- blur map
 // `./main blur`: each channel blurred with the Gaussian whose sigma the map gives per pixel
-// (0: sharp, 255: sigma_max). `map` is grey, the image's size.
+// (0: sharp, 255: sigma_max). `map` is grey, the image's size. The tap sets of sigma_max are
+// made once by prepare, for many images.
+class Blur {
+ public:
+  Blur();
+  ~Blur();
+  Blur(Blur&&) noexcept;
+  Blur& operator=(Blur&&) noexcept;
+  Status prepare(double sigma_max);  // in [0.01, 16]
+  Status run(const ImageView& image, const ImageView& map, ImageBuffer* out);
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 Status blur_with_map(const ImageView& image, const ImageView& map, double sigma_max,
                      ImageBuffer* out);
 // The radial map of `./main blur --radial` (sharp centre, blurred edges).

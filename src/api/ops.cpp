@@ -101,10 +101,33 @@ Status apply_filter(const ImageView& image, const FilterOptions& options, ImageB
 }
 
 // ---------------------------------------------------------------------------- blur map
+struct Blur::Impl {
+  blur::TapSets taps;
+};
+
+Blur::Blur() = default;
+Blur::~Blur() = default;
+Blur::Blur(Blur&&) noexcept = default;
+Blur& Blur::operator=(Blur&&) noexcept = default;
+
+Status Blur::prepare(double sigma_max) {
+  PARVIS_TRY(api::ready());
+  auto impl = std::make_unique<Impl>();
+  PARVIS_TRY(blur::make_tap_sets(sigma_max, &impl->taps));
+  impl_ = std::move(impl);
+  return Status::Ok();
+}
+
 Status blur_with_map(const ImageView& view, const ImageView& map_view, double sigma_max,
                      ImageBuffer* out) {
-  blur::TapSets taps;
-  PARVIS_TRY(blur::make_tap_sets(sigma_max, &taps));
+  Blur b;
+  PARVIS_TRY(b.prepare(sigma_max));
+  return b.run(view, map_view, out);
+}
+
+Status Blur::run(const ImageView& view, const ImageView& map_view, ImageBuffer* out) {
+  if (!impl_) return Status::usage("Blur::run before a successful prepare");
+  const blur::TapSets& taps = impl_->taps;
   Image image, map;
   PARVIS_TRY(api::image_of(view, "image", &image));
   PARVIS_TRY(api::gray_of_view(map_view, "map", &map));

@@ -237,6 +237,27 @@ class PyFilter {
   parvis::Filter filter_;
 };
 
+class PyBlur {
+ public:
+  explicit PyBlur(double sigma_max) { raise_if_failed(blur_.prepare(sigma_max)); }
+  py::array_t<uint8_t> run(const py::buffer& image, const py::buffer& map, const std::string& order) {
+    ArrayView v, mv;
+    view_of(image, order, "image", &v);
+    view_of(map, order, "map", &mv);
+    parvis::ImageBuffer out;
+    parvis::Status s;
+    {
+      py::gil_scoped_release free;
+      s = blur_.run(v.view, mv.view, &out);
+    }
+    raise_if_failed(s);
+    return array_of(std::move(out));
+  }
+
+ private:
+  parvis::Blur blur_;
+};
+
 class PyVideoReader {
  public:
   explicit PyVideoReader(const std::string& path) { raise_if_failed(reader_.open(path)); }
@@ -317,20 +338,9 @@ void parvis_bind(py::module_& m) {
     raise_if_failed(parvis::named_range(name, &r));
     return py::make_tuple(py::make_tuple(r.h_min, r.s_min, r.v_min), py::make_tuple(r.h_max, r.s_max, r.v_max));
   });
-  m.def("blur", [](const py::buffer& image, const py::buffer& map, double sigma_max,
-                   const std::string& order) {
-    ArrayView v, mv;
-    view_of(image, order, "image", &v);
-    view_of(map, order, "map", &mv);
-    parvis::ImageBuffer out;
-    parvis::Status s;
-    {
-      py::gil_scoped_release free;
-      s = parvis::blur_with_map(v.view, mv.view, sigma_max, &out);
-    }
-    raise_if_failed(s);
-    return array_of(std::move(out));
-  });
+  py::class_<PyBlur>(m, "Blur")
+      .def(py::init<double>(), py::arg("sigma_max"))
+      .def("run", &PyBlur::run, py::arg("image"), py::arg("map"), py::arg("order"));
   m.def("read_image", [](const std::string& path) {
     parvis::ImageBuffer out;
     raise_if_failed(parvis::read_image(path, &out));

@@ -202,7 +202,11 @@ def test_blur_equals_cli(version, tmp_path):
             parvis.blur(img, bmap, 2.5, version=version)
         return
     assert r.returncode == 0, r.stderr
-    assert np.array_equal(parvis.blur(img, bmap, 2.5, version=version), read_pnm(tmp_path / "out.ppm"))
+    want = read_pnm(tmp_path / "out.ppm")
+    assert np.array_equal(parvis.blur(img, bmap, 2.5, version=version), want)
+    b = parvis.Blur(2.5, order="bgr", version=version)  # prepared once, run twice, BGR
+    for _ in range(2):
+        assert np.array_equal(b.run(img[..., ::-1], bmap)[..., ::-1], want)
 
 
 @pytest.mark.parametrize("version", FULL)

@@ -131,6 +131,8 @@ void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int ma
   for (uint32_t i = 0; i < uint32_t(c.size()); ++i)
     if (c[i].lo <= sel.max_rank) order.push_back(i);
   std::sort(order.begin(), order.end(), before);
+  auto after = [&](uint32_t a, uint32_t b) { return before(b, a); };
+  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(after)> back(after);
   {  // 1. What the lower ends, taken as exact, would choose, in one batch: with narrow ends, the
      //    answer itself.
     Suppressor guess_near(sel.min_distance, map_width, map_height);
@@ -139,14 +141,21 @@ void choose_within_ends(std::vector<Ranged>* cands, const Selection& sel, int ma
       guess_near.add(Position{c[i].x, c[i].y, 0});
       open_into_batch(i);
     }
+    // The re-scored ones moved up (a lower end only grows): out of the sorted run, into the heap.
+    std::vector<char> moved(batch_of.empty() ? 0 : c.size(), 0);
+    for (uint32_t i : batch_of) moved[i] = 1;
+    const std::vector<uint32_t> moved_ones = batch_of;
     rescore_batch();
-    std::sort(order.begin(), order.end(), before);  // the re-scored ones moved up
+    if (!moved_ones.empty()) {
+      order.erase(std::remove_if(order.begin(), order.end(), [&](uint32_t i) { return moved[i] != 0; }),
+                  order.end());
+      for (uint32_t i : moved_ones) back.push(i);
+    }
   }
   // 2. The exact order: the front candidate, once exact, ranks before every other one (each
   //    lies at or above its lower end), so it is chosen unless a kept one lies near it; one still
-  //    open is re-scored with the next ones in line (batches that double).
-  auto after = [&](uint32_t a, uint32_t b) { return before(b, a); };
-  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(after)> back(after);
+  //    open is re-scored with the next ones in line (batches that double). The front is the
+  //    sorted run's or the heap's, whichever ranks first.
   size_t next = 0;  // the sorted run's front
   auto front = [&](uint32_t* i) {
     const bool run = next < order.size(), heap = !back.empty();

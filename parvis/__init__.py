@@ -41,6 +41,15 @@ def _module(version):
     return mod
 
 
+def _any_module():
+    """The first version that loads: for what every version does alike (files, frames)."""
+    for v in _ORDER:
+        mod = _load(v)
+        if mod is not None:
+            return mod
+    raise ImportError("parvis: no version's module is built (make python)")
+
+
 Match = namedtuple("Match", "x y score sx sy fitted matching total fraction full")
 Match.__doc__ = """One match: the template's top-left corner (x, y) and its score (the exact SSD or
 SAD, or the normed score); the sub-pixel fit (sx, sy, fitted; subpixel=True); the colour check
@@ -145,13 +154,13 @@ def named_range(name, version=None):
 def read_image(path):
     """An image file as an array (BMP, PGM/PPM; PNG/JPEG/TGA where the build has stb): H x W
     for grey, H x W x 3 RGB otherwise."""
-    return _module(versions()[0] if versions() else None).read_image(path)
+    return _any_module().read_image(path)
 
 
 def frames(path):
     """The frames of a video as ``./main video`` reads them (Y4M, or anything ffmpeg reads),
     each an H x W x 3 RGB array made by its one integer YUV formula."""
-    reader = _module(versions()[0] if versions() else None).VideoReader(path)
+    reader = _any_module().VideoReader(path)
     while True:
         frame = reader.next()
         if frame is None:

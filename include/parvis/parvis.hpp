@@ -4,7 +4,8 @@
 // only the speed differs. Every function returns a Status (include/parvis/status.hpp): ok, or
 // the exit code the command line would give (1 usage, 2 bad input, 3 runtime/device) and one
 // reason. Nothing prints and nothing exits. Inputs are views of the caller's pixels, read in
-// place where the layout fits (grey and RGB; BGR is converted once).
+// place where the layout fits (grey and RGB; BGR too for the filter and the blur map, converted
+// once where colour matters).
 //
 //   parvis::Matcher m;
 //   parvis::MatchOptions o;  o.metric = parvis::Metric::NCC;

@@ -16,7 +16,7 @@ Status device_name(std::string* name) { return device_describe(name); }
 Status read_image(const std::string& path, ImageBuffer* out) {
   Image image;
   PARVIS_TRY(image_read(path, &image));
-  api::buffer_of(image, PixelOrder::RGB, out);
+  api::buffer_of(image, out);
   return Status::Ok();
 }
 
@@ -27,7 +27,7 @@ Status ready() {
   return checked;
 }
 
-Status image_of(const ImageView& view, const char* what, Image* out) {
+Status channels_of(const ImageView& view, const char* what, Image* out) {
   PARVIS_TRY(ready());
   const int channels = view.channels();
   PARVIS_TRY(check_image_size(view.width, view.height, channels));
@@ -37,13 +37,20 @@ Status image_of(const ImageView& view, const char* what, Image* out) {
     return Status::bad_input(std::string(what) + ": stride " + std::to_string(stride) +
                              " is shorter than a row of " + std::to_string(row_bytes) + " bytes");
   if (view.data == nullptr) return Status::bad_input(std::string(what) + ": no pixels (null data)");
+  *out = borrow(view.data, view.width, view.height, channels, stride);
+  return Status::Ok();
+}
+
+Status image_of(const ImageView& view, const char* what, Image* out) {
+  Image as_given;
+  PARVIS_TRY(channels_of(view, what, &as_given));
   if (view.order != PixelOrder::BGR) {
-    *out = borrow(view.data, view.width, view.height, channels, stride);
+    *out = std::move(as_given);
     return Status::Ok();
   }
   PARVIS_TRY(image_alloc(view.width, view.height, 3, out));
   for (int y = 0; y < view.height; ++y) {
-    const uint8_t* s = view.data + size_t(y) * stride;
+    const uint8_t* s = as_given.row(y);
     uint8_t* d = out->row(y);
     for (int x = 0; x < view.width; ++x) {
       d[3 * x] = s[3 * x + 2];
@@ -61,25 +68,14 @@ Status gray_of_view(const ImageView& view, const char* what, Image* out) {
   return Status::Ok();
 }
 
-void buffer_of(const Image& image, PixelOrder order, ImageBuffer* out) {
+void buffer_of(const Image& image, ImageBuffer* out) {
   out->width = image.width;
   out->height = image.height;
   out->channels = image.channels;
   const size_t row_bytes = size_t(image.width) * size_t(image.channels);
   out->pixels.resize(row_bytes * size_t(image.height));
-  for (int y = 0; y < image.height; ++y) {
-    const uint8_t* s = image.row(y);
-    uint8_t* d = out->pixels.data() + size_t(y) * row_bytes;
-    if (image.channels == 3 && order == PixelOrder::BGR) {
-      for (int x = 0; x < image.width; ++x) {
-        d[3 * x] = s[3 * x + 2];
-        d[3 * x + 1] = s[3 * x + 1];
-        d[3 * x + 2] = s[3 * x];
-      }
-    } else {
-      std::memcpy(d, s, row_bytes);
-    }
-  }
+  for (int y = 0; y < image.height; ++y)
+    std::memcpy(out->pixels.data() + size_t(y) * row_bytes, image.row(y), row_bytes);
 }
 
 }  // namespace api

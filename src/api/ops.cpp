@@ -84,13 +84,10 @@ Status Filter::run(const ImageView& view, ImageBuffer* out) {
                              " but the filter was prepared for " + std::to_string(impl_->width) +
                              "x" + std::to_string(impl_->height) + "x" +
                              std::to_string(impl_->order == PixelOrder::Gray ? 1 : 3));
-  Image image;
-  PARVIS_TRY(api::image_of(view, "image", &image));
-  Timings t;
-  PARVIS_TRY(filter::filter_upload(impl_->filter.get(), image, &t));
-  PARVIS_TRY(filter::filter_compute(impl_->filter.get(), &t));
-  PARVIS_TRY(filter::filter_download(impl_->filter.get(), &impl_->out, &t));
-  api::buffer_of(impl_->out, view.order, out);
+  Image image;  // each channel filtered alike: BGR stays BGR
+  PARVIS_TRY(api::channels_of(view, "image", &image));
+  PARVIS_TRY(filter::filter_run(impl_->filter.get(), image, &impl_->out, nullptr));
+  api::buffer_of(impl_->out, out);
   return Status::Ok();
 }
 
@@ -128,8 +125,8 @@ Status blur_with_map(const ImageView& view, const ImageView& map_view, double si
 Status Blur::run(const ImageView& view, const ImageView& map_view, ImageBuffer* out) {
   if (!impl_) return Status::usage("Blur::run before a successful prepare");
   const blur::TapSets& taps = impl_->taps;
-  Image image, map;
-  PARVIS_TRY(api::image_of(view, "image", &image));
+  Image image, map;  // each channel blurred alike: BGR stays BGR
+  PARVIS_TRY(api::channels_of(view, "image", &image));
   PARVIS_TRY(api::gray_of_view(map_view, "map", &map));
   if (map.width != image.width || map.height != image.height)
     return Status::bad_input("the map is " + std::to_string(map.width) + "x" +
@@ -141,14 +138,14 @@ Status Blur::run(const ImageView& view, const ImageView& map_view, ImageBuffer* 
   PARVIS_TRY(blur::apply(layers, map, taps, &blurred, &timings));
   Image joined;
   PARVIS_TRY(blur::join_channels(blurred, 0, image.channels, &joined));
-  api::buffer_of(joined, view.order, out);
+  api::buffer_of(joined, out);
   return Status::Ok();
 }
 
 Status radial_map(int width, int height, ImageBuffer* out) {
   Image map;
   PARVIS_TRY(blur::radial_map(width, height, &map));
-  api::buffer_of(map, PixelOrder::Gray, out);
+  api::buffer_of(map, out);
   return Status::Ok();
 }
 

@@ -50,7 +50,7 @@ Status VideoReader::next(ImageBuffer* rgb, bool* end) {
     return impl_->source->finish(false);
   }
   video::frame_to_rgb_gray(impl_->source->format(), impl_->bytes.data(), &impl_->rgb, &impl_->gray);
-  api::buffer_of(impl_->rgb, PixelOrder::RGB, rgb);
+  api::buffer_of(impl_->rgb, rgb);
   return Status::Ok();
 }
 

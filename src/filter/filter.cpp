@@ -212,14 +212,18 @@ Status filter_create(const Kernel& kernel, Border border, int width, int height,
   return version_create(kernel, border, width, height, channels, tuning, variant, out);
 }
 
+Status filter_run(Filter* f, const Image& in, Image* out, Timings* timings) {
+  PARVIS_TRY(filter_upload(f, in, timings));
+  PARVIS_TRY(filter_compute(f, timings));
+  return filter_download(f, out, timings);
+}
+
 Status apply(const Image& in, const Kernel& kernel, Border border, const FilterTuning& tuning,
              Image* out, Timings* timings, FilterRun* ran) {
   FilterPtr f;
   PARVIS_TRY(filter_create(kernel, border, in.width, in.height, in.channels, tuning, &f));
   Timings t;
-  PARVIS_TRY(filter_upload(f.get(), in, &t));
-  PARVIS_TRY(filter_compute(f.get(), &t));
-  PARVIS_TRY(filter_download(f.get(), out, &t));
+  PARVIS_TRY(filter_run(f.get(), in, out, &t));
   if (ran) *ran = FilterRun{filter_tuning(f.get()), filter_describe(f.get())};
   if (timings) {
     timings->upload_ms = t.upload_ms;

@@ -104,6 +104,9 @@ struct FilterRun {
 Status apply(const Image& in, const Kernel& kernel, Border border, const FilterTuning& tuning,
              Image* out, Timings* timings, FilterRun* ran = nullptr);
 
+// A prepared filter's run on one image of its shape: upload, compute, download. filter.cpp.
+Status filter_run(Filter* f, const Image& in, Image* out, Timings* timings);
+
 // `name` checked against variant_names(): its index, or a usage error listing them. filter.cpp.
 Status find_variant(const std::string& name, int* index);
 

@@ -29,8 +29,7 @@ SHELL := /bin/bash
 CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
 OPT ?= -O3
 CXXFLAGS ?=
-# -fPIC: the same objects make the executables, the libraries and the Python modules.
-CXXFLAGS += -std=c++17 $(OPT) -fPIC -fno-semantic-interposition -Wall -Wextra -Iinclude -Isrc -Ibmp -MMD -MP
+CXXFLAGS += -std=c++17 $(OPT) -Wall -Wextra -Iinclude -Isrc -Ibmp -MMD -MP
 LDFLAGS ?=
 LDLIBS := -lm -lpthread
 
@@ -81,6 +80,7 @@ CUDA_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a:sm_%=%),code=
                 -gencode arch=compute_$(lastword $(CUDA_ARCH:sm_%=%)),code=compute_$(lastword $(CUDA_ARCH:sm_%=%))
 endif
 NVCCFLAGS ?=
+# -fPIC: the executables and the Python module share nvcc's objects.
 NVCCFLAGS += -std=c++17 -O3 $(CUDA_GENCODE) -Iinclude -Isrc -Ibmp -Icuda -MMD -MP -Xcompiler -Wall,-fPIC
 CUDA_LIBS := -lcufft
 
@@ -167,22 +167,29 @@ $(B)/config.stamp: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(CONFIG)' | cmp -s - $@ || printf '%s\n' '$(CONFIG)' > $@
 
-$(B)/%.cpp.o: %.cpp
-	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) $(DEFS) $(if $(filter src/%/omp.cpp,$<),-fopenmp) -c $< -o $@
+# The C++ objects of the executables and `make lib` in $(B); the Python module's copies in
+# $(B)/pic, position-independent (a shared object needs it; the executables run faster without).
+define cxx_rules
+$(1)/%.cpp.o: %.cpp
+	@mkdir -p $$(@D)
+	$$(CXX) $$(CXXFLAGS) $$(DEFS) $$(if $$(filter src/%/omp.cpp,$$<),-fopenmp) -c $$< -o $$@
+
+$(1)/version/%.o: src/common/version.cpp
+	@mkdir -p $$(@D)
+	$$(CXX) $$(CXXFLAGS) -DPARVIS_VERSION_NAME='"$$*"' -c $$< -o $$@ -MF $$(@:.o=.d)
+endef
+$(eval $(call cxx_rules,$(B)))
+$(eval $(call cxx_rules,$(B)/pic))
+$(B)/pic/%: CXXFLAGS += -fPIC -fno-semantic-interposition
 
 $(B)/%.cu.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(B)/version/%.o: src/common/version.cpp
-	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -DPARVIS_VERSION_NAME='"$*"' -c $< -o $@ -MF $(@:.o=.d)
-
 # stb 2.27 calls memcpy(NULL, p, 0) on legal PNGs and left-shifts negative ints in its JPEG
 # writer: harmless, but UBSan stops on them. Only for the stb glue file.
 ifneq ($(SANITIZE),)
-$(B)/bmp/stb_io.cpp.o: CXXFLAGS += -fno-sanitize=nonnull-attribute,shift-base
+$(B)/bmp/stb_io.cpp.o $(B)/pic/bmp/stb_io.cpp.o: CXXFLAGS += -fno-sanitize=nonnull-attribute,shift-base
 endif
 
 define cpu_version
@@ -215,9 +222,14 @@ lib_objs = $(filter-out $(call obj,$(LIB_LEAVE_OUT)),$(call version_objs,$(1)))
 # LIB_VERSIONS: which versions `make lib` and `make python` make (default: every one built here).
 LIB_VERSIONS ?= $(VERSIONS)
 lib: $(addprefix $(LIB)/libparvis-,$(addsuffix .a,$(filter $(VERSIONS),$(LIB_VERSIONS))))
+# The Python module's archive: the same objects, position-independent where they are C++ (nvcc's
+# are always).
+pic_objs = $(patsubst $(B)/%.cpp.o,$(B)/pic/%.cpp.o,$(patsubst $(B)/version/%,$(B)/pic/version/%,$(call lib_objs,$(1))))
 define lib_rule
 $(LIB)/libparvis-$(1).a: $(call lib_objs,$(1)) $(B)/config.stamp
-	@mkdir -p $(LIB)
+$(B)/pic/libparvis-$(1).a: $(call pic_objs,$(1)) $(B)/config.stamp
+$(LIB)/libparvis-$(1).a $(B)/pic/libparvis-$(1).a:
+	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$(filter %.o,$$^)
 endef
 $(foreach v,$(VERSIONS),$(eval $(call lib_rule,$(v))))
@@ -252,9 +264,9 @@ $(B)/src/python/init_%.o: src/python/bindings.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -fPIC -fvisibility=hidden -Iinclude $(PY_INCLUDES) -DPARVIS_MODULE_INIT=_$* -c $< -o $@
 define py_rule
-$(call py_mod,$(1)): $(B)/src/python/bindings.o $(B)/src/python/init_$(subst -,_,$(1)).o $(LIB)/libparvis-$(1).a
+$(call py_mod,$(1)): $(B)/src/python/bindings.o $(B)/src/python/init_$(subst -,_,$(1)).o $(B)/pic/libparvis-$(1).a
 	$(if $(filter $(VERSIONS_CUDA),$(1)),$(NVCC) -shared $(CUDA_GENCODE),$(CXX) -shared $(LDFLAGS)) -o $$@ \
-	  $(B)/src/python/init_$(subst -,_,$(1)).o $(B)/src/python/bindings.o $(LIB)/libparvis-$(1).a $(call lib_link,$(1))
+	  $(B)/src/python/init_$(subst -,_,$(1)).o $(B)/src/python/bindings.o $(B)/pic/libparvis-$(1).a $(call lib_link,$(1))
 endef
 $(foreach v,$(VERSIONS),$(eval $(call py_rule,$(v))))
 

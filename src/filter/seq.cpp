@@ -19,11 +19,12 @@ Status cpu::convolve(const Image& in, const Kernel& kernel, Border border, int, 
         for (int ky = -radius; ky <= radius; ++ky) {
           const int sy = border_index(y + ky, in.height, border);
           if (sy < 0) continue;
+          const uint8_t* const row = in.row(sy);
           for (int kx = -radius; kx <= radius; ++kx) {
             const int sx = border_index(x + kx, in.width, border);
             if (sx < 0) continue;
             const int32_t tap = kernel.taps[size_t(ky + radius) * kernel.size + (kx + radius)];
-            sum += tap * in.at(sx, sy)[c];
+            sum += tap * row[size_t(sx) * size_t(in.channels) + size_t(c)];
           }
         }
         res->at(x, y)[c] = round_clamp(sum, kernel.divisor);

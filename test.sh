@@ -569,13 +569,22 @@ while [ $reported -lt $n_items ]; do
     report "$reported"; reported=$((reported + 1))
   done
   [ $reported -lt $n_items ] || break
-  fin=""
-  wait -n -p fin
-  [ -n "$fin" ] || { echo "test: lost track of the jobs" >&2; break; }
-  i=${pid_item[$fin]}; unset "pid_item[$fin]"
-  done_item[$i]=1; running=$((running - 1))
-  if [ "${it_kind[i]}" = group ]; then for j in ${it_text[i]}; do done_item[$j]=1; done; fi
-  [ "${it_gpu[i]}" = 1 ] && gpu_running=$((gpu_running - 1))
+  # wait -n names the job that ended; it may name none (it unsets fin: a job bash had already
+  # reaped, a signal), and then the ended jobs are the ones no longer alive.
+  wait -n -p fin || true
+  ended=("${fin:-}")
+  if [ -z "${fin:-}" ]; then
+    ended=()
+    for pid in "${!pid_item[@]}"; do kill -0 "$pid" 2>/dev/null || ended+=("$pid"); done
+    [ ${#pid_item[@]} -gt 0 ] || { echo "test: lost track of the jobs" >&2; break; }
+    [ ${#ended[@]} -gt 0 ] || { sleep 0.05; continue; }
+  fi
+  for fin in "${ended[@]}"; do
+    i=${pid_item[$fin]}; unset "pid_item[$fin]"
+    done_item[$i]=1; running=$((running - 1))
+    if [ "${it_kind[i]}" = group ]; then for j in ${it_text[i]}; do done_item[$j]=1; done; fi
+    [ "${it_gpu[i]}" = 1 ] && gpu_running=$((gpu_running - 1))
+  done
 done
 
 if [ $update_ref = 1 ] && [ ${#new_ref[@]} -gt 0 ]; then

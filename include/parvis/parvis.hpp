@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "parvis/status.hpp"
+#include "parvis/timings.hpp"
 
 namespace parvis {
 
@@ -108,8 +109,13 @@ struct MatchResult {
   std::vector<double> map;     // want_map: row-major scores
   Method method_used = Method::Direct;
   std::string explain;         // why `auto` chose the method it did
-  double compute_ms = 0;       // the version's own compute time
+  uint64_t mask_pixels = 0;    // with a mask: the template pixels that count
+  Timings timings;             // the version's run: upload, compute, download
+  double color_ms = 0;         // the colour check of every match
+  Timings color_timings;       // the colour check of the first match, as the version split it
 };
+
+struct MatcherAccess;
 
 // A template prepared once (spectra, plans, device buffers), run on many sources. One run at a
 // time per matcher; two matchers may run in two threads.
@@ -126,6 +132,7 @@ class Matcher {
   struct Impl;
 
  private:
+  friend struct MatcherAccess;  // the command line's batches (src/api/api.hpp)
   std::unique_ptr<Impl> impl_;
 };
 
@@ -159,6 +166,11 @@ class Filter {
   Filter& operator=(Filter&&) noexcept;
   Status prepare(const FilterOptions& options, int width, int height, PixelOrder order);
   Status run(const ImageView& image, ImageBuffer* out);
+  // The last run's times; what runs: the tuning (PARVIS_TUNING's, the version's defaults filled
+  // in) and the code path this kernel takes. Both differ between versions, never the pixels.
+  const Timings& timings() const;
+  std::string tuning() const;
+  std::string path() const;
   struct Impl;
 
  private:
@@ -178,6 +190,12 @@ class Blur {
   Blur& operator=(Blur&&) noexcept;
   Status prepare(double sigma_max);  // in [0.01, 16]
   Status run(const ImageView& image, const ImageView& map, ImageBuffer* out);
+  // Images of the map's size blurred in one call (every channel of every image: the seed's
+  // batch of layers, which a GPU takes at once); out[i] is images[i]'s.
+  Status run(const std::vector<ImageView>& images, const ImageView& map, std::vector<ImageBuffer>* out);
+  int radius() const;                // the taps: (2 radius + 1)^2 per sigma
+  const Timings& timings() const;    // the last run's
+  std::string note() const;          // the last run's remark, if any (blur-v4: where its taps live)
   struct Impl;
 
  private:

@@ -2,6 +2,8 @@
 // caller's image views as the internal Image.
 #pragma once
 #include "common/image.hpp"
+#include "match/answer.hpp"
+#include "match/match.hpp"
 #include "parvis/parvis.hpp"
 
 namespace parvis::api {
@@ -22,7 +24,32 @@ Status image_of(const ImageView& view, const char* what, Image* out);
 // The view made grey (a grey view is read in place), for the operations that work on grey.
 Status gray_of_view(const ImageView& view, const char* what, Image* out);
 
+// An internal image as a view (grey or RGB), read in place: the command line's images, read by
+// its own reader, handed to the library.
+ImageView view_of(const Image& image);
+
+// The library's result as an internal image, its pixels moved (the command line writes it).
+Image image_of(ImageBuffer&& buffer);
+
 // An owned result back to the caller: packed rows, channels as they are.
 void buffer_of(const Image& image, ImageBuffer* out);
 
+// The public enums as the operations' own.
+match::Metric metric_of(Metric m);
+Metric public_metric(match::Metric m);
+match::Method method_of(Method m);
+Method public_method(match::Method m);
+
 }  // namespace parvis::api
+
+namespace parvis {
+// Matcher::prepare and run are these, with no cache and a source of their own. The command
+// line's batch of templates on one source calls them directly: every matcher prepared to share
+// `cache` (what a version keeps of the source between templates: its spectrum, its upload), and
+// each run on the one Source, whose grey is made once for all of them.
+struct MatcherAccess {
+  static Status prepare(Matcher* m, const ImageView& templ, const MatchOptions& options,
+                        match::SourceCache* cache);
+  static Status run(Matcher* m, match::Source& source, MatchResult* out);
+};
+}  // namespace parvis

@@ -1,6 +1,7 @@
 // The library's image views (include/parvis/parvis.hpp) and the owned results it hands back.
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "api/api.hpp"
 #include "common/config.hpp"
@@ -66,6 +67,21 @@ Status gray_of_view(const ImageView& view, const char* what, Image* out) {
   PARVIS_TRY(image_of(view, what, &image));
   *out = image.channels == 1 ? std::move(image) : to_gray(image);
   return Status::Ok();
+}
+
+ImageView view_of(const Image& image) {
+  return ImageView{image.data(), image.width, image.height, image.stride,
+                   image.channels == 1 ? PixelOrder::Gray : PixelOrder::RGB};
+}
+
+Image image_of(ImageBuffer&& buffer) {
+  Image image;
+  image.width = buffer.width;
+  image.height = buffer.height;
+  image.channels = buffer.channels;
+  image.stride = size_t(buffer.width) * size_t(buffer.channels);
+  image.pixels = std::move(buffer.pixels);
+  return image;
 }
 
 void buffer_of(const Image& image, ImageBuffer* out) {

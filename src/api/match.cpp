@@ -1,5 +1,5 @@
 // The library's matcher (include/parvis/parvis.hpp): the options into match::Params, the run
-// through match::answer — the same path as `./main match` (src/match/cli.cpp).
+// through match::answer. `./main match` (src/match/cli.cpp) runs through it too.
 #include <memory>
 #include <string>
 
@@ -17,7 +17,7 @@ struct Matcher::Impl {
   match::Answer answer;  // kept from run to run: its vectors' memory is reused
 };
 
-namespace {
+namespace api {
 
 match::Metric metric_of(Metric m) {
   switch (m) {
@@ -25,6 +25,14 @@ match::Metric metric_of(Metric m) {
     case Metric::NCC: return match::Metric::NCC;
     case Metric::CCorrNormed: return match::Metric::CCorrNormed;
     default: return match::Metric::SSD;
+  }
+}
+Metric public_metric(match::Metric m) {
+  switch (m) {
+    case match::Metric::SAD: return Metric::SAD;
+    case match::Metric::NCC: return Metric::NCC;
+    case match::Metric::CCorrNormed: return Metric::CCorrNormed;
+    default: return Metric::SSD;
   }
 }
 match::Method method_of(Method m) {
@@ -35,6 +43,10 @@ Method public_method(match::Method m) {
   return m == match::Method::Direct ? Method::Direct
                                     : m == match::Method::FFT ? Method::FFT : Method::Auto;
 }
+
+}  // namespace api
+
+namespace {
 
 // The colour check MatchOptions asks for: a named range, and/or a range given as numbers.
 Status color_check_of(const MatchOptions& o, color::ColorCheck* out) {
@@ -57,14 +69,16 @@ Matcher::~Matcher() = default;
 Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 
-Status Matcher::prepare(const ImageView& templ, const MatchOptions& o) {
+Status MatcherAccess::prepare(Matcher* m, const ImageView& templ, const MatchOptions& o,
+                              match::SourceCache* cache) {
   PARVIS_TRY(api::ready());
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<Matcher::Impl>();
   match::Params& p = impl->params;
-  p.metric = metric_of(o.metric);
-  p.method = method_of(o.method);
+  p.metric = api::metric_of(o.metric);
+  p.method = api::method_of(o.method);
   p.top_k = o.top;
   p.want_map = o.want_map;
+  p.source_cache = cache;
   PARVIS_TRY(match::check_params(p));
   if (o.all && !match::is_normed(p.metric) && o.threshold != double(int64_t(o.threshold)))
     return Status::usage("the maximum score of every match is an integer for ssd and sad");
@@ -81,8 +95,55 @@ Status Matcher::prepare(const ImageView& templ, const MatchOptions& o) {
     p.mask = Image(mask);
   }
   PARVIS_TRY(match::matcher_create(impl->gray_template, p, &impl->matcher));
-  impl_ = std::move(impl);
+  m->impl_ = std::move(impl);
   return Status::Ok();
+}
+
+Status MatcherAccess::run(Matcher* m, match::Source& src, MatchResult* out) {
+  Matcher::Impl* impl = m->impl_.get();
+  if (!impl) return Status::usage("Matcher::run before a successful prepare");
+  match::Answer& a = impl->answer;
+  match::reset_result(&a.res);
+  PARVIS_TRY(match::answer(impl->answer_options, impl->params, src, impl->gray_template,
+                           impl->matcher.get(), &a));
+  const match::Metric metric = impl->params.metric;
+  const bool color = impl->answer_options.color.enabled;
+  out->matches.resize(a.res.best.size());
+  for (size_t i = 0; i < a.res.best.size(); ++i) {
+    const match::Position& p = a.res.best[i];
+    Match& r = out->matches[i];
+    r = Match{};
+    r.x = p.x;
+    r.y = p.y;
+    r.score = match::score_value(metric, p.score);
+    r.sx = p.x;
+    r.sy = p.y;
+    if (i < a.subs.size()) {
+      r.fitted = a.subs[i].fitted;
+      r.sx = a.subs[i].x;
+      r.sy = a.subs[i].y;
+    }
+    if (color) {
+      r.matching = a.counts[i].matching;
+      r.total = a.counts[i].total;
+      r.fraction = a.fractions[i];
+      r.full = a.is_full[i];
+    }
+  }
+  out->map_width = a.res.map_width;
+  out->map_height = a.res.map_height;
+  out->map.swap(a.res.map);
+  out->method_used = api::public_method(a.res.method_used);
+  out->explain = a.res.explain;
+  out->mask_pixels = a.mask_counted;
+  out->timings = a.res.timings;
+  out->color_ms = color ? a.color_ms : 0;
+  out->color_timings = color && !a.counts.empty() ? a.counts[0].timings : Timings{};
+  return Status::Ok();
+}
+
+Status Matcher::prepare(const ImageView& templ, const MatchOptions& o) {
+  return MatcherAccess::prepare(this, templ, o, nullptr);
 }
 
 Status Matcher::run(const ImageView& source, MatchResult* out) {
@@ -90,40 +151,7 @@ Status Matcher::run(const ImageView& source, MatchResult* out) {
   Image image;
   PARVIS_TRY(api::image_of(source, "source", &image));
   match::Source src(image);
-  match::Answer& a = impl_->answer;
-  match::reset_result(&a.res);
-  PARVIS_TRY(match::answer(impl_->answer_options, impl_->params, src, impl_->gray_template,
-                           impl_->matcher.get(), &a));
-  const match::Metric metric = impl_->params.metric;
-  out->matches.resize(a.res.best.size());
-  for (size_t i = 0; i < a.res.best.size(); ++i) {
-    const match::Position& p = a.res.best[i];
-    Match& m = out->matches[i];
-    m = Match{};
-    m.x = p.x;
-    m.y = p.y;
-    m.score = match::score_value(metric, p.score);
-    m.sx = p.x;
-    m.sy = p.y;
-    if (i < a.subs.size()) {
-      m.fitted = a.subs[i].fitted;
-      m.sx = a.subs[i].x;
-      m.sy = a.subs[i].y;
-    }
-    if (impl_->answer_options.color.enabled) {
-      m.matching = a.counts[i].matching;
-      m.total = a.counts[i].total;
-      m.fraction = a.fractions[i];
-      m.full = a.is_full[i];
-    }
-  }
-  out->map_width = a.res.map_width;
-  out->map_height = a.res.map_height;
-  out->map.swap(a.res.map);
-  out->method_used = public_method(a.res.method_used);
-  out->explain = a.res.explain;
-  out->compute_ms = a.res.timings.compute_ms;
-  return Status::Ok();
+  return MatcherAccess::run(this, src, out);
 }
 
 Status match_template(const ImageView& source, const ImageView& templ,

@@ -43,6 +43,7 @@ struct Filter::Impl {
   PixelOrder order = PixelOrder::Gray;
   int width = 0, height = 0;
   Image out;
+  Timings timings;
 };
 
 Filter::Filter() = default;
@@ -66,8 +67,8 @@ Status Filter::prepare(const FilterOptions& options, int width, int height, Pixe
   PARVIS_TRY(kernel_of(options, &kernel, &border));
   const int channels = order == PixelOrder::Gray ? 1 : 3;
   PARVIS_TRY(check_image_size(width, height, channels));
-  PARVIS_TRY(filter::filter_create(kernel, border, width, height, channels, filter::FilterTuning{},
-                                   &impl->filter));
+  PARVIS_TRY(filter::filter_create(kernel, border, width, height, channels,
+                                   filter::tuning_from_config(), &impl->filter));
   impl->order = order;
   impl->width = width;
   impl->height = height;
@@ -86,9 +87,21 @@ Status Filter::run(const ImageView& view, ImageBuffer* out) {
                              std::to_string(impl_->order == PixelOrder::Gray ? 1 : 3));
   Image image;  // each channel filtered alike: BGR stays BGR
   PARVIS_TRY(api::channels_of(view, "image", &image));
-  PARVIS_TRY(filter::filter_run(impl_->filter.get(), image, &impl_->out, nullptr));
+  impl_->timings = Timings{};
+  PARVIS_TRY(filter::filter_run(impl_->filter.get(), image, &impl_->out, &impl_->timings));
   api::buffer_of(impl_->out, out);
   return Status::Ok();
+}
+
+const Timings& Filter::timings() const {
+  static const Timings kNone;
+  return impl_ ? impl_->timings : kNone;
+}
+std::string Filter::tuning() const {
+  return impl_ ? filter::filter_tuning(impl_->filter.get()).describe() : std::string();
+}
+std::string Filter::path() const {
+  return impl_ ? filter::filter_describe(impl_->filter.get()) : std::string();
 }
 
 Status apply_filter(const ImageView& image, const FilterOptions& options, ImageBuffer* out) {
@@ -100,6 +113,8 @@ Status apply_filter(const ImageView& image, const FilterOptions& options, ImageB
 // ---------------------------------------------------------------------------- blur map
 struct Blur::Impl {
   blur::TapSets taps;
+  Timings timings;
+  std::string note;
 };
 
 Blur::Blur() = default;
@@ -123,24 +138,49 @@ Status blur_with_map(const ImageView& view, const ImageView& map_view, double si
 }
 
 Status Blur::run(const ImageView& view, const ImageView& map_view, ImageBuffer* out) {
-  if (!impl_) return Status::usage("Blur::run before a successful prepare");
-  const blur::TapSets& taps = impl_->taps;
-  Image image, map;  // each channel blurred alike: BGR stays BGR
-  PARVIS_TRY(api::channels_of(view, "image", &image));
-  PARVIS_TRY(api::gray_of_view(map_view, "map", &map));
-  if (map.width != image.width || map.height != image.height)
-    return Status::bad_input("the map is " + std::to_string(map.width) + "x" +
-                             std::to_string(map.height) + " but the image is " +
-                             std::to_string(image.width) + "x" + std::to_string(image.height));
-  std::vector<Image> layers, blurred;
-  PARVIS_TRY(blur::split_channels(image, &layers));
-  Timings timings;
-  PARVIS_TRY(blur::apply(layers, map, taps, &blurred, &timings));
-  Image joined;
-  PARVIS_TRY(blur::join_channels(blurred, 0, image.channels, &joined));
-  api::buffer_of(joined, out);
+  std::vector<ImageBuffer> outs;
+  PARVIS_TRY(run(std::vector<ImageView>{view}, map_view, &outs));
+  *out = std::move(outs[0]);
   return Status::Ok();
 }
+
+Status Blur::run(const std::vector<ImageView>& views, const ImageView& map_view,
+                 std::vector<ImageBuffer>* out) {
+  if (!impl_) return Status::usage("Blur::run before a successful prepare");
+  if (views.empty()) return Status::usage("Blur::run needs at least one image");
+  Image map;
+  PARVIS_TRY(api::gray_of_view(map_view, "map", &map));
+  // Every channel of every image a grey layer (each channel alike: BGR stays BGR).
+  std::vector<Image> images(views.size()), layers, blurred;
+  for (size_t i = 0; i < views.size(); ++i) {
+    PARVIS_TRY(api::channels_of(views[i], "image", &images[i]));
+    if (map.width != images[i].width || map.height != images[i].height)
+      return Status::bad_input("the map is " + std::to_string(map.width) + "x" +
+                               std::to_string(map.height) + " but the image is " +
+                               std::to_string(images[i].width) + "x" + std::to_string(images[i].height));
+    PARVIS_TRY(blur::split_channels(images[i], &layers));
+  }
+  impl_->timings = Timings{};
+  blur::Launch launch;
+  PARVIS_TRY(blur::apply(layers, map, impl_->taps, &blurred, &impl_->timings, &launch));
+  impl_->note = launch.note;
+  out->resize(views.size());
+  size_t next_layer = 0;
+  for (size_t i = 0; i < views.size(); ++i) {
+    Image joined;
+    PARVIS_TRY(blur::join_channels(blurred, next_layer, images[i].channels, &joined));
+    next_layer += size_t(images[i].channels);
+    api::buffer_of(joined, &(*out)[i]);
+  }
+  return Status::Ok();
+}
+
+int Blur::radius() const { return impl_ ? impl_->taps.radius : 0; }
+const Timings& Blur::timings() const {
+  static const Timings kNone;
+  return impl_ ? impl_->timings : kNone;
+}
+std::string Blur::note() const { return impl_ ? impl_->note : std::string(); }
 
 Status radial_map(int width, int height, ImageBuffer* out) {
   Image map;

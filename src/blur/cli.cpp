@@ -4,6 +4,7 @@
 // output is put back together from its layers.
 #include <cstdio>
 
+#include "api/api.hpp"
 #include "cli/cli.hpp"
 #include "blur/blur.hpp"
 #include "common/output.hpp"
@@ -47,8 +48,9 @@ int cli_blur(int argc, char** argv) {
     if (!s.ok()) return report_failure(s);
   }
 
-  blur::TapSets taps;
-  s = blur::make_tap_sets(sigma_max, &taps);
+  // The library's blur map (include/parvis/parvis.hpp), as a program on the library would call it.
+  Blur blur;
+  s = blur.prepare(sigma_max);
   if (!s.ok()) return report_failure(s);
 
   const size_t count = pos.size() / 2;
@@ -76,28 +78,21 @@ int cli_blur(int argc, char** argv) {
     if (!s.ok()) return report_failure(s);
   }
 
-  // The channels of every input become grey layers.
-  std::vector<Image> layers;
+  // Every input in one call: their channels are blurred together (the seed's batch of layers).
+  std::vector<ImageView> views;
+  size_t layers = 0;
   for (const Image& in : inputs) {
-    s = blur::split_channels(in, &layers);
-    if (!s.ok()) return report_failure(s);
+    views.push_back(api::view_of(in));
+    layers += size_t(in.channels);
   }
-
-  std::vector<Image> blurred;
-  Timings timings;
-  blur::Launch launch;
+  std::vector<ImageBuffer> blurred;
   const double t0 = now_ms();
-  s = blur::apply(layers, map, taps, &blurred, &timings, &launch);
+  s = blur.run(views, api::view_of(map), &blurred);
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
-
-  // Put the layers back together; every output goes into the set, committed at the end.
-  size_t next_layer = 0;
+  // Every output goes into the set, committed at the end.
   for (size_t i = 0; i < count; ++i) {
-    Image out;
-    s = blur::join_channels(blurred, next_layer, inputs[i].channels, &out);
-    next_layer += size_t(inputs[i].channels);
-    if (s.ok()) s = image_put(&outputs, pos[2 * i + 1], out);
+    s = image_put(&outputs, pos[2 * i + 1], api::image_of(std::move(blurred[i])));
     if (!s.ok()) return report_failure(s);
   }
 
@@ -110,28 +105,28 @@ int cli_blur(int argc, char** argv) {
     j.begin_object();
     j.key("operation").str("blur");
     j.key("images").num(int64_t(count));
-    j.key("layers").num(int64_t(layers.size()));
+    j.key("layers").num(int64_t(layers));
     j.key("width").num(map.width);
     j.key("height").num(map.height);
     j.key("map").str(map_name);
     j.key("blurred_pixels").num(blurred_pixels);
-    j.key("sigma_max").num(taps.sigma_max);
-    j.key("radius").num(taps.radius);
+    j.key("sigma_max").num(sigma_max);
+    j.key("radius").num(blur.radius());
     j.end_object();
     std::printf("%s\n", j.text().c_str());
   } else {
     std::printf("blur %zu image%s %s (%zu layer%s), %s map blurs %llu of %llu pixels, "
                 "sigma_max %g: %dx%d taps\n",
-                count, count == 1 ? "" : "s", size_text(map).c_str(), layers.size(),
-                layers.size() == 1 ? "" : "s",
+                count, count == 1 ? "" : "s", size_text(map).c_str(), layers,
+                layers == 1 ? "" : "s",
                 map_name.c_str(), (unsigned long long)blurred_pixels,
-                (unsigned long long)(uint64_t(map.width) * uint64_t(map.height)), taps.sigma_max,
-                taps.side, taps.side);
+                (unsigned long long)(uint64_t(map.width) * uint64_t(map.height)), sigma_max,
+                2 * blur.radius() + 1, 2 * blur.radius() + 1);
   }
   s = outputs.commit();
   if (!s.ok()) return report_failure(s);
-  if (!launch.note.empty()) std::fprintf(stderr, "%s: %s\n", kVersionName, launch.note.c_str());
-  print_timings("blur", total, timings);
+  if (!blur.note().empty()) std::fprintf(stderr, "%s: %s\n", kVersionName, blur.note().c_str());
+  print_timings("blur", total, blur.timings());
   return kExitOk;
 }
 

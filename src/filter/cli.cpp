@@ -2,6 +2,7 @@
 //                [--explain]
 #include <cstdio>
 
+#include "api/api.hpp"
 #include "cli/cli.hpp"
 #include "common/output.hpp"
 #include "cli/subcommands.hpp"
@@ -42,11 +43,13 @@ int cli_filter(int argc, char** argv) {
   filter::Border border;
   s = filter::parse_border(border_text, &border);
   if (!s.ok()) return report_failure(s);
-  filter::Kernel kernel;
+  filter::Kernel kernel;  // parsed here for the usage errors before any work, and the report
+  std::string kernel_text;
   if (!kernel_file.empty()) {
     std::vector<uint8_t> text;
     s = read_file(kernel_file, &text, size_t(1) << 20);  // a 15x15 kernel is a few KiB
-    if (s.ok()) s = filter::parse_kernel_text(std::string(text.begin(), text.end()), &kernel);
+    if (s.ok()) kernel_text.assign(text.begin(), text.end());
+    if (s.ok()) s = filter::parse_kernel_text(kernel_text, &kernel);
     if (!s.ok()) return report_failure(Status::bad_input("kernel file " + kernel_file + ": " + s.message));
   } else {
     s = filter::builtin_kernel(kernel_name, size, &kernel);
@@ -60,14 +63,20 @@ int cli_filter(int argc, char** argv) {
   s = image_check_channels(pos[1], in.channels);  // before the work, now that they are known
   if (!s.ok()) return report_failure(s);
 
-  Image out;
-  Timings timings;
-  filter::FilterRun ran;
+  // The library's filter (include/parvis/parvis.hpp), as a program on the library would call it.
+  FilterOptions options;
+  options.kernel = kernel_name;
+  options.size = size;
+  options.kernel_text = kernel_text;
+  options.border = border_text;
+  Filter f;
+  ImageBuffer out;
   const double t0 = now_ms();
-  s = filter::apply(in, kernel, border, filter::tuning_from_config(), &out, &timings, &ran);
+  s = f.prepare(options, in.width, in.height, in.channels == 1 ? PixelOrder::Gray : PixelOrder::RGB);
+  if (s.ok()) s = f.run(api::view_of(in), &out);
   const double total = now_ms() - t0;
   if (!s.ok()) return report_failure(s);
-  s = image_put(&outputs, pos[1], out);
+  s = image_put(&outputs, pos[1], api::image_of(std::move(out)));
   if (!s.ok()) return report_failure(s);
 
   const char* kind = in.channels == 1 ? "grey" : "rgb";
@@ -83,8 +92,8 @@ int cli_filter(int argc, char** argv) {
     j.key("height").num(in.height);
     j.key("channels").num(in.channels);
     if (explain) {
-      j.key("tuning").str(ran.tuning.describe());
-      j.key("path").str(ran.path);
+      j.key("tuning").str(f.tuning());
+      j.key("path").str(f.path());
     }
     j.end_object();
     std::printf("%s\n", j.text().c_str());
@@ -92,11 +101,11 @@ int cli_filter(int argc, char** argv) {
     std::printf("filter %s %dx%d /%d, border %s: %dx%d %s\n", kernel.name.c_str(), kernel.size,
                 kernel.size, int(kernel.divisor), filter::border_name(border), in.width,
                 in.height, kind);
-    if (explain) std::printf("tuning: %s\npath: %s\n", ran.tuning.describe().c_str(), ran.path.c_str());
+    if (explain) std::printf("tuning: %s\npath: %s\n", f.tuning().c_str(), f.path().c_str());
   }
   s = outputs.commit();
   if (!s.ok()) return report_failure(s);
-  print_timings("filter", total, timings);
+  print_timings("filter", total, f.timings());
   return kExitOk;
 }
 

@@ -3,7 +3,7 @@
 //   ./main match SOURCE T1 T2 ...                    every template against one source
 //   ./main match --template T --sources S1 DIR ...   one template against many sources
 //
-// Each item is computed by exactly the code of a single call (cli_match.hpp: run_item,
+// Each item is computed by exactly the code of a single call (the library's Matcher; cli_match.hpp:
 // item_output), so its answer is the single call's, bit for bit, on every version. What a
 // batch saves: the source is read, made grey and (FFT) transformed once for every template
 // (match::SourceCache through Params::source_cache: the CPU FFT keeps the source's spectrum,
@@ -28,6 +28,8 @@
 #include "common/npy.hpp"
 #include "common/output.hpp"
 #include "image_io.hpp"
+#include "api/api.hpp"
+#include "match/answer.hpp"
 #include "match/cli_match.hpp"
 #include "match/mask.hpp"
 
@@ -112,20 +114,19 @@ std::string json_item(const std::string& object, const Item& item) {
 class MatcherCache {
  public:
   static constexpr size_t kPlans = 4;
-  Status get(const Image& gray_tpl, const match::Params& params, int w, int h,
-             match::Matcher** out, int* runs) {
+  Status get(const Image& tpl, const MatchOptions& options, int w, int h, Matcher** out, int* runs) {
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->w == w && it->h == h) {
         entries_.splice(entries_.begin(), entries_, it);
-        *out = entries_.front().m.get();
+        *out = &entries_.front().m;
         *runs = ++entries_.front().runs;
         return Status::Ok();
       }
-    Entry e{w, h, 1, nullptr};
-    PARVIS_TRY(match::matcher_create(gray_tpl, params, &e.m));
+    Entry e{w, h, 1, Matcher()};
+    PARVIS_TRY(e.m.prepare(api::view_of(tpl), options));
     entries_.push_front(std::move(e));
     if (entries_.size() > kPlans) entries_.pop_back();
-    *out = entries_.front().m.get();
+    *out = &entries_.front().m;
     *runs = 1;
     return Status::Ok();
   }
@@ -133,7 +134,7 @@ class MatcherCache {
  private:
   struct Entry {
     int w, h, runs;
-    match::MatcherPtr m;
+    Matcher m;
   };
   std::list<Entry> entries_;
 };
@@ -150,14 +151,8 @@ Status declare_outputs(const Request& req, size_t n, bool sources_mode, Outputs*
 
 // The item's map as NAME-I.npy when --map asks for it; the map itself is released.
 Status map_file(const Request& req, Item* item, size_t i, size_t n, Outputs* outputs) {
-  Status s;
-  if (!req.map_path.empty()) {
-    std::vector<uint8_t> bytes;
-    s = npy_encode(DType::F64, item->res.map.data(),
-                   {size_t(item->res.map_height), size_t(item->res.map_width)}, &bytes);
-    if (s.ok()) s = outputs->put(numbered(req.map_path, i, n), bytes.data(), bytes.size());
-  }
-  std::vector<double>().swap(item->res.map);  // printing needs only its size: a batch keeps none
+  const Status s = req.map_path.empty() ? Status::Ok() : match_cli::put_map(numbered(req.map_path, i, n), *item, outputs);
+  std::vector<double>().swap(item->result.map);  // printing needs only its size: a batch keeps none
   return s;
 }
 
@@ -177,26 +172,25 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     Image source;
     s = image_read(source_path, &source);
     if (!s.ok()) return report_failure(s);
-    match_cli::Source src(source);  // its grey made once, where a run needs it on the host
+    match::Source src(source);  // its grey made once, where a run needs it on the host
     const size_t n = positional.size() - 1;
-    std::vector<Image> gray_tpls(n);
+    std::vector<Image> tpls(n);
     for (size_t i = 0; i < n && s.ok(); ++i) {
-      Image tpl;
-      s = image_read(positional[i + 1], &tpl);
-      if (s.ok()) gray_tpls[i] = to_gray(tpl);
-      if (s.ok()) s = about(positional[i + 1], match::check_template(gray_tpls[i]));
-      if (s.ok()) s = about(positional[i + 1], match::check_source(src.shape(), gray_tpls[i].width, gray_tpls[i].height));
+      s = image_read(positional[i + 1], &tpls[i]);
+      const Image gray_tpl = s.ok() ? to_gray(tpls[i]) : Image();
+      if (s.ok()) s = about(positional[i + 1], match::check_template(gray_tpl));
+      if (s.ok()) s = about(positional[i + 1], match::check_source(src.shape(), gray_tpl.width, gray_tpl.height));
       // --mask: the one mask of the batch must have every template's size.
-      if (s.ok()) s = about(positional[i + 1], match::mask::check(req.params, gray_tpls[i].width, gray_tpls[i].height));
+      if (s.ok()) s = about(positional[i + 1], match::mask::check(req.params, gray_tpl.width, gray_tpl.height));
     }
     if (!s.ok()) return report_failure(s);
     // What a version keeps of the source for the next templates (match::SourceCache): the CPU
     // FFT its transform (reused by every later template of the same padded size), cuda-opt the
     // grey source on the device (uploaded once, copied on the device for each template) and
-    // its FFT pipelines' transform of it (per kind and padded size).
+    // its FFT pipelines' transform of it (per kind and padded size). Each item is the library's
+    // Matcher, prepared to share it and run on the one source (MatcherAccess, src/api/api.hpp).
     match::SourceCache cache;
-    match::Params params = req.params;
-    params.source_cache = &cache;
+    const MatchOptions options = match_cli::options_of(req);
     items.resize(n);
     std::vector<std::vector<Rect>> groups(n);
     std::vector<Rgb> colors(n);
@@ -204,18 +198,23 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       Item& item = items[i];
       item.source_path = source_path;
       item.template_path = positional[i + 1];
-      match::MatcherPtr matcher;
-      s = match::matcher_create(gray_tpls[i], params, &matcher);
+      item.source_width = source.width;
+      item.source_height = source.height;
+      item.template_width = tpls[i].width;
+      item.template_height = tpls[i].height;
+      Matcher matcher;
+      s = MatcherAccess::prepare(&matcher, api::view_of(tpls[i]), options, &cache);
+      const double t_item = now_ms();  // the item's time: its run
       if (s.ok()) {
         const match::SourceCache::Tally before[2] = {cache.upload, cache.transform};
-        s = about(item.template_path,
-                  match_cli::run_item(req, src, gray_tpls[i], matcher.get(), &item));
+        s = about(item.template_path, MatcherAccess::run(&matcher, src, &item.result));
         for (int k = 0; k < 2 && s.ok(); ++k) {
           const match::SourceCache::Tally& now = k == 0 ? cache.upload : cache.transform;
-          if (now.made > before[k].made) item.res.explain += std::string("; batch: ") + now.what + " made (kept for the next templates)";
-          else if (now.reused > before[k].reused) item.res.explain += std::string("; batch: ") + now.what + " reused";
+          if (now.made > before[k].made) item.result.explain += std::string("; batch: ") + now.what + " made (kept for the next templates)";
+          else if (now.reused > before[k].reused) item.result.explain += std::string("; batch: ") + now.what + " reused";
         }
       }
+      item.total_ms = now_ms() - t_item;
       if (s.ok()) s = map_file(req, &item, i, n, &outputs);
       groups[i] = match_cli::outlined(req, item);
       colors[i] = match_cli::item_color(i);
@@ -224,9 +223,9 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       s = image_put(&outputs, req.out_path, match_cli::annotate(source, groups, colors));
   } else {
     // One template against every source, a source read when its turn comes.
-    Image tpl, gray_tpl;
+    Image tpl;
     s = image_read(template_path, &tpl);
-    if (s.ok()) gray_tpl = to_gray(tpl);
+    const Image gray_tpl = s.ok() ? to_gray(tpl) : Image();
     if (s.ok()) s = about(template_path, match::check_template(gray_tpl));
     if (s.ok()) s = about(template_path, match::mask::check(req.params, gray_tpl.width, gray_tpl.height));
     std::vector<std::string> sources;
@@ -234,25 +233,31 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     if (s.ok()) s = declare_outputs(req, sources.size(), true, &outputs);
     if (!s.ok()) return report_failure(s);
     const size_t n = sources.size();
+    const MatchOptions options = match_cli::options_of(req);
     MatcherCache matchers;
     items.resize(n);
     for (size_t i = 0; i < n && s.ok(); ++i) {
       Item& item = items[i];
       item.source_path = sources[i];
       item.template_path = template_path;
+      item.template_width = tpl.width;
+      item.template_height = tpl.height;
       Image source;
       s = image_read(sources[i], &source);
       if (!s.ok()) break;
-      match_cli::Source src(source);
-      s = about(sources[i], match::check_source(src.shape(), gray_tpl.width, gray_tpl.height));
-      match::Matcher* matcher = nullptr;
+      item.source_width = source.width;
+      item.source_height = source.height;
+      s = about(sources[i], match::check_source(match::Source(source).shape(), gray_tpl.width, gray_tpl.height));
+      Matcher* matcher = nullptr;
       int runs = 0;
-      if (s.ok()) s = matchers.get(gray_tpl, req.params, source.width, source.height, &matcher, &runs);
-      if (s.ok()) s = about(sources[i], match_cli::run_item(req, src, gray_tpl, matcher, &item));
+      if (s.ok()) s = matchers.get(tpl, options, source.width, source.height, &matcher, &runs);
+      const double t_item = now_ms();  // the item's time: its run
+      if (s.ok()) s = about(sources[i], matcher->run(api::view_of(source), &item.result));
       if (s.ok())
-        item.res.explain += "; batch: the template prepared for " + std::to_string(source.width) + "x" +
-                            std::to_string(source.height) + " sources, run " + std::to_string(runs) +
-                            " at this size";
+        item.result.explain += "; batch: the template prepared for " + std::to_string(source.width) + "x" +
+                               std::to_string(source.height) + " sources, run " + std::to_string(runs) +
+                               " at this size";
+      item.total_ms = now_ms() - t_item;
       if (s.ok()) s = map_file(req, &item, i, n, &outputs);
       if (s.ok() && !req.out_path.empty())
         s = image_put(&outputs, numbered(req.out_path, i, n),

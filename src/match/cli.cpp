@@ -22,6 +22,7 @@
 #include "common/output.hpp"
 #include "cli/subcommands.hpp"
 #include "image_io.hpp"
+#include "api/api.hpp"
 #include "match/cli_match.hpp"
 #include "match/mask.hpp"
 #include "match/match_common.hpp"
@@ -35,28 +36,29 @@ namespace match_cli {
 
 namespace {
 
-// A reported score: the exact integer (SSD, SAD), or the normed double (ncc.hpp).
-void json_score(Json& j, match::Metric metric, uint64_t score) {
-  if (match::is_normed(metric)) j.num(match::score_value(metric, score));
-  else j.num(score);
+// A reported score: the exact integer (SSD, SAD; below 2^53, so the double holds it), or the
+// normed double.
+void json_score(Json& j, match::Metric metric, double score) {
+  if (match::is_normed(metric)) j.num(score);
+  else j.num(uint64_t(score));
 }
-std::string score_text(match::Metric metric, uint64_t score) {
+std::string score_text(match::Metric metric, double score) {
   char buf[40];
-  if (match::is_normed(metric)) std::snprintf(buf, sizeof buf, "%.9f", match::score_value(metric, score));
+  if (match::is_normed(metric)) std::snprintf(buf, sizeof buf, "%.9f", score);
   else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(score));
   return buf;
 }
 
-// One reported position; with a colour verdict when `verdict` is given, with the sub-pixel
-// position when `sub` is.
-void json_position(Json& j, match::Metric metric, const match::Position& p,
-                   const char* verdict = nullptr, const match::Subpixel* sub = nullptr) {
+// One reported match; with its colour verdict when `verdict` is given, with the sub-pixel
+// position when `subpixel` is set.
+void json_position(Json& j, match::Metric metric, const Match& m, const char* verdict,
+                   bool subpixel) {
   j.begin_object();
-  j.key("x").num(p.x);
-  j.key("y").num(p.y);
-  json_score(j.key("score"), metric, p.score);
+  j.key("x").num(m.x);
+  j.key("y").num(m.y);
+  json_score(j.key("score"), metric, m.score);
   if (verdict) j.key("verdict").str(verdict);
-  if (sub) j.key("sx").num(sub->x).key("sy").num(sub->y).key("fitted").boolean(sub->fitted);
+  if (subpixel) j.key("sx").num(m.sx).key("sy").num(m.sy).key("fitted").boolean(m.fitted);
   j.end_object();
 }
 
@@ -80,9 +82,9 @@ __attribute__((format(printf, 2, 3))) void appendf(std::string* out, const char*
 }
 
 // " subpixel x=... y=..." (3 decimals), or " subpixel -" where no fit was kept.
-void append_subpixel(std::string* out, const match::Subpixel& sub) {
-  if (sub.fitted)
-    appendf(out, " subpixel x=%.3f y=%.3f", sub.x, sub.y);
+void append_subpixel(std::string* out, const Match& m) {
+  if (m.fitted)
+    appendf(out, " subpixel x=%.3f y=%.3f", m.sx, m.sy);
   else
     out->append(" subpixel -");
 }
@@ -114,39 +116,46 @@ Status read_mask(const std::string& path, match::Params* params) {
 }
 
 std::vector<Rect> outlined(const Request& req, const Item& item) {
-  const size_t n = req.selecting ? item.rects.size() : std::min<size_t>(1, item.rects.size());
-  return std::vector<Rect>(item.rects.begin(), item.rects.begin() + std::ptrdiff_t(n));
+  const std::vector<Match>& m = item.result.matches;
+  const size_t n = req.selecting ? m.size() : std::min<size_t>(1, m.size());
+  std::vector<Rect> rects;
+  for (size_t i = 0; i < n; ++i) rects.push_back(Rect{m[i].x, m[i].y, item.template_width, item.template_height});
+  return rects;
 }
 
-match::AnswerOptions answer_options(const Request& req) {
-  match::AnswerOptions o;
+MatchOptions options_of(const Request& req) {
+  MatchOptions o;
+  o.metric = api::public_metric(req.params.metric);
+  o.method = api::public_method(req.params.method);
+  o.top = req.top_k;
   o.all = req.all;
+  o.threshold = req.normed ? req.min_score : double(req.max_score);
+  o.min_distance = req.min_distance;
   o.subpixel = req.subpixel;
-  o.color = req.color;
+  o.want_map = !req.map_path.empty();
+  if (!req.params.mask.empty()) o.mask = api::view_of(req.params.mask);
+  if (req.color.enabled) {
+    const color::HsvRange& r = req.color.range;
+    o.use_range = true;
+    o.range = HsvRange{r.h_min, r.h_max, r.s_min, r.s_max, r.v_min, r.v_max};
+    o.full_ratio = req.color.full_ratio;
+  }
   return o;
-}
-
-Status run_item(const Request& req, Source& src, const Image& gray_tpl, match::Matcher* matcher,
-                Item* item) {
-  return match::answer(answer_options(req), req.params, src, gray_tpl, matcher, item);
 }
 
 std::string item_output(const Request& req, const Item& item) {
   // The first reported match is "the" match (x, y, score; its colour verdict as before);
   // with --all or --min-distance every reported one carries its own verdict.
-  const match::Result& res = item.res;
+  const MatchResult& res = item.result;
+  const std::vector<Match>& matches = res.matches;
   const match::Metric metric = req.params.metric;
   const bool selecting = req.selecting, subpixel = req.subpixel;
   const color::ColorCheck& color_req = req.color;
-  const auto& subs = item.subs;
-  const auto& is_full = item.is_full;
-  const bool any = !res.best.empty();
-  const match::Position best = any ? res.best[0] : match::Position{};
-  const color::CountResult count = item.counts.empty() ? color::CountResult{} : item.counts[0];
-  const double fraction = any ? item.fractions[0] : 0.0;
-  const bool full = any && is_full[0];
-  const int n = int(res.best.size());
-  const int n_full = item.n_full;
+  const bool any = !matches.empty();
+  const Match best = any ? matches[0] : Match{};
+  const int n = int(matches.size());
+  int n_full = 0;
+  for (const Match& m : matches) n_full += m.full;
   const char* const kVerdict[2] = {"empty", "full"};
   std::string out;
   if (req.json) {
@@ -158,7 +167,7 @@ std::string item_output(const Request& req, const Item& item) {
     j.key("source").begin_object().key("width").num(item.source_width).key("height").num(item.source_height).end_object();
     j.key("template").begin_object().key("width").num(item.template_width).key("height").num(item.template_height).end_object();
     if (match::mask::active(req.params))
-      j.key("mask").begin_object().key("counted").num(item.mask_counted).end_object();
+      j.key("mask").begin_object().key("counted").num(res.mask_pixels).end_object();
     if (any) {
       j.key("x").num(best.x);
       j.key("y").num(best.y);
@@ -171,14 +180,13 @@ std::string item_output(const Request& req, const Item& item) {
       j.key("min_distance").num(req.min_distance);
     }
     j.key("top").begin_array();
-    for (int i = 0; i < n; ++i)
-      json_position(j, metric, res.best[size_t(i)],
-                    selecting && color_req.enabled ? kVerdict[is_full[size_t(i)] ? 1 : 0] : nullptr,
-                    subpixel ? &subs[size_t(i)] : nullptr);
+    for (const Match& m : matches)
+      json_position(j, metric, m, selecting && color_req.enabled ? kVerdict[m.full ? 1 : 0] : nullptr,
+                    subpixel);
     j.end_array();
     if (subpixel && any)
-      j.key("subpixel").begin_object().key("x").num(subs[0].x).key("y").num(subs[0].y)
-          .key("fitted").boolean(subs[0].fitted).end_object();
+      j.key("subpixel").begin_object().key("x").num(best.sx).key("y").num(best.sy)
+          .key("fitted").boolean(best.fitted).end_object();
     if (!req.map_path.empty())
       j.key("map").begin_object().key("width").num(res.map_width).key("height").num(res.map_height).end_object();
     if (color_req.enabled) {
@@ -188,17 +196,17 @@ std::string item_output(const Request& req, const Item& item) {
       j.key("hsv_min").begin_array().num(r.h_min).num(r.s_min).num(r.v_min).end_array();
       j.key("hsv_max").begin_array().num(r.h_max).num(r.s_max).num(r.v_max).end_array();
       if (any) {
-        j.key("matching").num(count.matching);
-        j.key("total").num(count.total);
-        j.key("fraction").num(fraction);
+        j.key("matching").num(best.matching);
+        j.key("total").num(best.total);
+        j.key("fraction").num(best.fraction);
       }
       j.key("full_ratio").num(color_req.full_ratio);
-      if (any) j.key("verdict").str(full ? "full" : "empty");
+      if (any) j.key("verdict").str(best.full ? "full" : "empty");
       if (selecting) j.key("full").num(n_full).key("empty").num(n - n_full);
       j.end_object();
     }
     if (req.explain) {
-      j.key("method_used").str(match::method_name(res.method_used));
+      j.key("method_used").str(match::method_name(api::method_of(res.method_used)));
       j.key("explain").str(res.explain);
     }
     j.end_object();
@@ -215,32 +223,40 @@ std::string item_output(const Request& req, const Item& item) {
             item.source_width, item.source_height);
   if (subpixel && any) {
     out.append("best:");
-    append_subpixel(&out, subs[0]);
+    append_subpixel(&out, best);
     out.append("\n");
   }
   for (int i = 1; i < n; ++i) {
-    const match::Position& p = res.best[size_t(i)];
-    appendf(&out, "  #%d at x=%d y=%d score=%s", i + 1, p.x, p.y, score_text(metric, p.score).c_str());
-    if (subpixel) append_subpixel(&out, subs[size_t(i)]);
+    const Match& m = matches[size_t(i)];
+    appendf(&out, "  #%d at x=%d y=%d score=%s", i + 1, m.x, m.y, score_text(metric, m.score).c_str());
+    if (subpixel) append_subpixel(&out, m);
     if (selecting && color_req.enabled)
-      appendf(&out, " -> %s (%.1f%%)", kVerdict[is_full[size_t(i)] ? 1 : 0], 100.0 * item.fractions[size_t(i)]);
+      appendf(&out, " -> %s (%.1f%%)", kVerdict[m.full ? 1 : 0], 100.0 * m.fraction);
     out.append("\n");
   }
   if (color_req.enabled && any)
     appendf(&out, "color: %llu/%llu %s pixels (%.1f%%) -> %s\n",
-            static_cast<unsigned long long>(count.matching),
-            static_cast<unsigned long long>(count.total), color_req.label.c_str(),
-            100.0 * fraction, full ? "full" : "empty");
+            static_cast<unsigned long long>(best.matching),
+            static_cast<unsigned long long>(best.total), color_req.label.c_str(),
+            100.0 * best.fraction, best.full ? "full" : "empty");
   if (selecting) appendf(&out, "matches: %d%s", n, color_req.enabled ? "" : "\n");
   if (selecting && color_req.enabled) appendf(&out, " (%d full, %d empty)\n", n_full, n - n_full);
   if (req.explain)
-    appendf(&out, "method: %s (%s)\n", match::method_name(res.method_used), res.explain.c_str());
+    appendf(&out, "method: %s (%s)\n", match::method_name(api::method_of(res.method_used)), res.explain.c_str());
   return out;
 }
 
 void print_item_timings(const Request& req, const Item& item) {
-  print_timings("match", item.total_ms, item.res.timings);
-  if (req.color.enabled && !item.res.best.empty()) print_timings("color", item.color_ms, item.counts[0].timings);
+  print_timings("match", item.total_ms, item.result.timings);
+  if (req.color.enabled && !item.result.matches.empty())
+    print_timings("color", item.result.color_ms, item.result.color_timings);
+}
+
+Status put_map(const std::string& path, const Item& item, Outputs* outputs) {
+  const MatchResult& r = item.result;
+  std::vector<uint8_t> bytes;
+  PARVIS_TRY(npy_encode(DType::F64, r.map.data(), {size_t(r.map_height), size_t(r.map_width)}, &bytes));
+  return outputs->put(path, bytes.data(), bytes.size());
 }
 
 Status parse_choice(ChoiceOptions& o, const std::string& metric_text, match::Params* params) {
@@ -410,24 +426,21 @@ int cli_match(int argc, char** argv) {
   if (s.ok()) s = image_read(pos[1], &tpl);
   if (s.ok()) s = read_mask(mask_path, &params);
   if (!s.ok()) return report_failure(s);
-  Source src(source);  // its grey made where the run needs it (run_item)
-  const Image gray_tpl = to_gray(tpl);
-
-  match::MatcherPtr matcher;
+  // The library's matcher (include/parvis/parvis.hpp), as a program on the library would call it.
+  Matcher matcher;
   Item item;
-  s = match::matcher_create(gray_tpl, params, &matcher);
-  if (s.ok()) s = run_item(req, src, gray_tpl, matcher.get(), &item);
+  item.source_width = source.width;
+  item.source_height = source.height;
+  item.template_width = tpl.width;
+  item.template_height = tpl.height;
+  s = matcher.prepare(api::view_of(tpl), options_of(req));
+  if (s.ok()) s = matcher.run(api::view_of(source), &item.result);
   if (!s.ok()) return report_failure(s);
 
   // Outputs: into the set, committed after the results were printed.
   // --out outlines the best match; with --all or --min-distance every reported one.
   if (!out_path.empty()) s = image_put(&outputs, out_path, annotate(source, {outlined(req, item)}, {item_color(0)}));
-  if (s.ok() && !map_path.empty()) {
-    std::vector<uint8_t> map_bytes;
-    s = npy_encode(DType::F64, item.res.map.data(),
-                   {size_t(item.res.map_height), size_t(item.res.map_width)}, &map_bytes);
-    if (s.ok()) s = outputs.put(map_path, map_bytes.data(), map_bytes.size());
-  }
+  if (s.ok() && !map_path.empty()) s = put_map(map_path, item, &outputs);
   if (!s.ok()) return report_failure(s);
   item.total_ms = now_ms() - t0;
 

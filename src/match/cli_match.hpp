@@ -1,7 +1,8 @@
 // The parts of `./main match` that a single call (src/match/cli.cpp) and a batch
 // (src/match/batch.cpp: several templates against one source, one template against many
-// sources) share: the parsed request, one item's computation, its text or JSON, and the
-// annotated source. One piece of code per idea: a batch's item is exactly a single call.
+// sources) share: the parsed request, the library's options it makes, an item's text or JSON,
+// and the annotated source. Every item is a run of the library's Matcher
+// (include/parvis/parvis.hpp): a batch's item is exactly a single call.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,8 +11,9 @@
 #include "color/color.hpp"
 #include "cli/cli.hpp"
 #include "common/image.hpp"
-#include "match/answer.hpp"
+#include "common/output.hpp"
 #include "match/match_common.hpp"
+#include "parvis/parvis.hpp"
 
 namespace parvis::match_cli {
 
@@ -42,25 +44,26 @@ struct ChoiceOptions {
 // `match` and `video` share it.
 Status parse_choice(ChoiceOptions& options, const std::string& metric_text, match::Params* params);
 
-// One (source, template) pair's answer (match::answer) and where they came from.
-struct Item : match::Answer {
+// One (source, template) pair's answer, as the library gives it, and where they came from.
+struct Item {
   std::string source_path, template_path;
+  int source_width = 0, source_height = 0, template_width = 0, template_height = 0;
+  MatchResult result;
+  double total_ms = 0;
 };
-using Source = match::Source;
 
-// The options of answer() this request gives.
-match::AnswerOptions answer_options(const Request& req);
+// The request as the library's options (the mask: a view of params.mask).
+MatchOptions options_of(const Request& req);
 
 // --mask M: reads M into params->mask, made grey (mask.hpp checks it against a template);
 // nothing when `path` is empty.
 Status read_mask(const std::string& path, match::Params* params);
 
-// Runs `matcher` (made from gray_tpl with req.params) on the source: match::answer.
-Status run_item(const Request& req, Source& source, const Image& gray_tpl,
-                match::Matcher* matcher, Item* item);
-
 // The item's output: the text lines of a single call, or its JSON object (no newline).
 std::string item_output(const Request& req, const Item& item);
+
+// The item's map (--map) as a .npy file into the outputs.
+Status put_map(const std::string& path, const Item& item, Outputs* outputs);
 
 // The rectangles --out outlines: the best match; with --all or --min-distance every one.
 std::vector<Rect> outlined(const Request& req, const Item& item);

@@ -199,7 +199,7 @@ class PyMatcher {
       map = a;
     }
     return py::make_tuple(matches, map, method_name(result_.method_used), result_.explain,
-                          result_.compute_ms);
+                          result_.timings.compute_ms);
   }
 
  private:

@@ -10,6 +10,8 @@
 // is at most the threshold, both ends with it (enqueue_collect_ends). Either way
 // the choice select_matches makes on the whole exact map. A list longer than kChoiceCap (a flat
 // image: most positions match) reports an overflow, and the caller takes the whole-map path.
+// With --min-distance, what the choice cannot keep is dropped on the device first (prune below):
+// around each match only the match itself and the positions the ends leave open come back.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -31,10 +33,11 @@ template <typename T>
 __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsigned n, T limit,
                                 unsigned cap, int2* __restrict__ cand,
                                 unsigned long long* __restrict__ vals, const T* __restrict__ also,
-                                unsigned long long* __restrict__ also_vals, unsigned* __restrict__ count) {
+                                unsigned long long* __restrict__ also_vals,
+                                const uint64_t* __restrict__ dropped, unsigned* __restrict__ count) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const T v = map[i];
-    if (!(v <= limit)) continue;
+    if (!(v <= limit) || (dropped && dropped[i])) continue;
     const unsigned k = atomicAdd(count, 1u);
     if (k >= cap) continue;
     cand[k] = make_int2(int(i % map_w), int(i / map_w));
@@ -44,6 +47,144 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
       vals[k] = (unsigned long long)v;
     if (also) also_vals[k] = (unsigned long long)also[i];
   }
+}
+
+// ---- prune: --min-distance D > 1 on the device ----
+// A candidate q (its rank's lower end at most the threshold) is *certain* when its upper end is
+// at most the threshold and below the lower end of every other candidate within D (|dx|, |dy|
+// < D): whatever the exact ranks, q comes before each of them, so the choice keeps it. A
+// candidate p within D of a certain q whose upper end is below p's lower end is never kept (q is
+// kept and ranks before it); and one never kept suppresses nobody, so the list without those
+// gives the same choice (select.hpp). Window minima along rows, then columns; D up to
+// kPruneMaxD (a wider window costs more than the list it saves).
+constexpr int kPruneMaxD = 128;
+constexpr uint64_t kNone = ~0ull;
+
+// Each map's ends of position i: exact (lo = hi), or cuFFT's (the host's formula, finish_device_choice).
+struct ExactEnds {
+  const uint32_t* map;
+  __device__ void at(size_t i, uint64_t* lo, uint64_t* hi) const { *lo = *hi = map[i]; }
+};
+struct KeyEnds {
+  const uint64_t* keys;
+  __device__ void at(size_t i, uint64_t* lo, uint64_t* hi) const { *lo = *hi = keys[i]; }
+};
+struct ApproxEnds {
+  const double* map;
+  double e;
+  __device__ void at(size_t i, uint64_t* lo, uint64_t* hi) const {
+    const double l = ceil(fmax(0.0, map[i] - e)), h = floor(map[i] + e);
+    *lo = uint64_t(l);
+    *hi = uint64_t(fmax(l, h));
+  }
+};
+struct RangeEnds {
+  const uint64_t *lo, *hi;
+  __device__ void at(size_t i, uint64_t* l, uint64_t* h) const { *l = lo[i]; *h = hi[i]; }
+};
+
+// Along rows: the two smallest candidate lower ends within D - 1 of x (a repeat counts twice).
+template <typename Ends>
+__global__ void prune_row_lows(Ends ends, int w, size_t n, int d, uint64_t max_rank,
+                               uint64_t* __restrict__ low1, uint64_t* __restrict__ low2) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int x = int(i % size_t(w));
+    const size_t row = i - size_t(x);
+    uint64_t a = kNone, b = kNone;
+    for (int xx = max(0, x - d + 1); xx <= min(w - 1, x + d - 1); ++xx) {
+      uint64_t lo, hi;
+      ends.at(row + size_t(xx), &lo, &hi);
+      const uint64_t v = lo <= max_rank ? lo : kNone;
+      if (v < a) {
+        b = a;
+        a = v;
+      } else if (v < b) {
+        b = v;
+      }
+    }
+    low1[i] = a;
+    low2[i] = b;
+  }
+}
+
+// Along columns: the window's two smallest, and each certain candidate's upper end (kNone for
+// the rest) into certain_hi.
+template <typename Ends>
+__global__ void prune_certain(Ends ends, int w, int h, int d, uint64_t max_rank,
+                              const uint64_t* __restrict__ low1, const uint64_t* __restrict__ low2,
+                              uint64_t* __restrict__ certain_hi) {
+  const size_t n = size_t(w) * size_t(h);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int x = int(i % size_t(w)), y = int(i / size_t(w));
+    uint64_t a = kNone, b = kNone;
+    for (int yy = max(0, y - d + 1); yy <= min(h - 1, y + d - 1); ++yy) {
+      const size_t j = size_t(yy) * size_t(w) + size_t(x);
+      const uint64_t a2 = low1[j], b2 = low2[j];
+      b = min(max(a, a2), min(b, b2));
+      a = min(a, a2);
+    }
+    uint64_t lo, hi;
+    ends.at(i, &lo, &hi);
+    const uint64_t others = lo == a ? b : a;  // the smallest lower end but q's own
+    certain_hi[i] = lo <= max_rank && hi <= max_rank && hi < others ? hi : kNone;
+  }
+}
+
+// A window minimum of `in`: along rows (dy = 0) or columns (dx = 0).
+__global__ void prune_window_min(const uint64_t* __restrict__ in, int w, int h, int d, bool rows,
+                                 uint64_t* __restrict__ out) {
+  const size_t n = size_t(w) * size_t(h);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int x = int(i % size_t(w)), y = int(i / size_t(w));
+    const int c = rows ? x : y, last = (rows ? w : h) - 1;
+    const size_t base = rows ? i - size_t(x) : size_t(x), step = rows ? 1 : size_t(w);
+    uint64_t m = kNone;
+    for (int k = max(0, c - d + 1); k <= min(last, c + d - 1); ++k) m = min(m, in[base + size_t(k) * step]);
+    out[i] = m;
+  }
+}
+
+// Dropped (1) where a certain candidate within D has an upper end below this one's lower end.
+template <typename Ends>
+__global__ void prune_dropped(Ends ends, int w, int h, int d, const uint64_t* __restrict__ row_min,
+                              uint64_t* __restrict__ dropped) {
+  const size_t n = size_t(w) * size_t(h);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int x = int(i % size_t(w)), y = int(i / size_t(w));
+    uint64_t m = kNone;
+    for (int yy = max(0, y - d + 1); yy <= min(h - 1, y + d - 1); ++yy)
+      m = min(m, row_min[size_t(yy) * size_t(w) + size_t(x)]);
+    uint64_t lo, hi;
+    ends.at(i, &lo, &hi);
+    dropped[i] = m < lo;
+  }
+}
+
+// The prune's passes on the stream; *dropped gets the flags (null: no prune for this choice).
+template <typename Ends>
+Status enqueue_prune(Matcher& m, Ends ends, const Selection& sel, const uint64_t** dropped) {
+  *dropped = nullptr;
+  const int d = sel.min_distance;
+  if (d <= 1 || d > kPruneMaxD) return Status::Ok();
+  const int w = m.map_w(), h = m.map_h();
+  const size_t n = size_t(w) * size_t(h);
+  // Three words a position: where the card lacks them, the list alone (the same choice).
+  if (!m.d_prune_a.alloc(n).ok() || !m.d_prune_b.alloc(n).ok() || !m.d_prune_c.alloc(n).ok()) {
+    for (DeviceBuffer<uint64_t>* buf : {&m.d_prune_a, &m.d_prune_b, &m.d_prune_c}) PARVIS_TRY(buf->alloc(0));
+    return Status::Ok();
+  }
+  uint64_t *a = m.d_prune_a.get(), *b = m.d_prune_b.get(), *c = m.d_prune_c.get();
+  const unsigned blocks = unsigned(std::min<size_t>(div_up(n, kCollectThreads), size_t(m.num_sms) * 16));
+  prune_row_lows<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, a, b);
+  CUDA_CHECK_LAUNCH();
+  prune_certain<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, h, d, sel.max_rank, a, b, c);
+  CUDA_CHECK_LAUNCH();
+  prune_window_min<<<blocks, kCollectThreads, 0, m.stream>>>(c, w, h, d, true, a);
+  CUDA_CHECK_LAUNCH();
+  prune_dropped<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, h, d, a, b);
+  CUDA_CHECK_LAUNCH();
+  *dropped = b;
+  return Status::Ok();
 }
 
 Status alloc_lists(Matcher& m) {
@@ -56,14 +197,15 @@ Status alloc_lists(Matcher& m) {
 }
 
 template <typename T>
-Status enqueue_collect(Matcher& m, const T* map, T limit, const T* also = nullptr) {
+Status enqueue_collect(Matcher& m, const T* map, T limit, const uint64_t* dropped,
+                       const T* also = nullptr) {
   PARVIS_TRY(alloc_lists(m));
   if (also) PARVIS_TRY(m.d_choice_his.alloc(kChoiceCap));
   const unsigned n = unsigned(size_t(m.map_w()) * size_t(m.map_h()));
   const unsigned blocks = unsigned(std::min<size_t>(div_up(size_t(n), kCollectThreads), size_t(m.num_sms) * 8));
   collect_at_most<T><<<blocks, kCollectThreads, 0, m.stream>>>(
       map, unsigned(m.map_w()), n, limit, kChoiceCap, m.d_choice_cand.get(), m.d_choice_vals.get(), also,
-      also ? m.d_choice_his.get() : nullptr, m.d_choice_count.get());
+      also ? m.d_choice_his.get() : nullptr, dropped, m.d_choice_count.get());
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
@@ -127,21 +269,31 @@ void note_choice(unsigned count, size_t rescored, Result* res) {
 
 bool device_choice(const Params& p) { return p.selection.all && !p.want_map; }
 
-Status enqueue_collect_exact(Matcher& m, const uint32_t* map, uint64_t max_rank) {
-  return enqueue_collect<uint32_t>(m, map, max_rank > 0xffffffffull ? 0xffffffffu : uint32_t(max_rank));
+Status enqueue_collect_exact(Matcher& m, const uint32_t* map, const Selection& sel) {
+  const uint64_t* dropped = nullptr;
+  PARVIS_TRY(enqueue_prune(m, ExactEnds{map}, sel, &dropped));
+  return enqueue_collect<uint32_t>(m, map, sel.max_rank > 0xffffffffull ? 0xffffffffu : uint32_t(sel.max_rank),
+                                   dropped);
 }
 
-Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, uint64_t max_rank) {
-  return enqueue_collect<uint64_t>(m, keys, max_rank);
+Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, const Selection& sel) {
+  const uint64_t* dropped = nullptr;
+  PARVIS_TRY(enqueue_prune(m, KeyEnds{keys}, sel, &dropped));
+  return enqueue_collect<uint64_t>(m, keys, sel.max_rank, dropped);
 }
 
 Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
+  const Selection& sel = m.params.selection;
+  const uint64_t* dropped = nullptr;
+  PARVIS_TRY(enqueue_prune(m, ApproxEnds{map, e}, sel, &dropped));
   // Exact <= threshold implies approximate <= threshold + E.
-  return enqueue_collect<double>(m, map, double(m.params.selection.max_rank) + e);
+  return enqueue_collect<double>(m, map, double(sel.max_rank) + e, dropped);
 }
 
-Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, uint64_t max_rank) {
-  return enqueue_collect<uint64_t>(m, lo, max_rank, hi);
+Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, const Selection& sel) {
+  const uint64_t* dropped = nullptr;
+  PARVIS_TRY(enqueue_prune(m, RangeEnds{lo, hi}, sel, &dropped));
+  return enqueue_collect<uint64_t>(m, lo, sel.max_rank, dropped, hi);
 }
 
 Status finish_ends_choice(Matcher& m, const Params& p, RankRescoreFn rescore, Result* res,

@@ -215,6 +215,7 @@ struct Matcher {
   std::vector<unsigned long long> h_choice_vals, h_choice_his;
   std::vector<Position> h_choice_sorted;
   std::vector<Ranged> h_choice_ends;
+  DeviceBuffer<uint64_t> d_prune_a, d_prune_b, d_prune_c;  // --min-distance's prune (opt_choice.cu)
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT
@@ -287,14 +288,14 @@ Status enqueue_exact_ssd(Matcher& m, const int2* cand, unsigned count, const uns
 // chosen then).
 // The choice is `p`'s (m.params; the normed metrics: m.asked).
 bool device_choice(const Params& p);
-Status enqueue_collect_exact(Matcher& m, const uint32_t* map, uint64_t max_rank);
-Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, uint64_t max_rank);
+Status enqueue_collect_exact(Matcher& m, const uint32_t* map, const Selection& sel);
+Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, const Selection& sel);
 Status enqueue_collect_approx(Matcher& m, const double* map, double e);
 Status finish_device_choice(Matcher& m, const Params& p, double e, Result* res, bool* overflow);
 // The normed metrics on cuFFT's map (opt_normed.cu): every position whose rank's lower end is at
 // most the threshold, with both ends; finish_ends_choice chooses among them, re-scoring through
 // `rescore` only what the choice needs (select.hpp: choose_within_ends).
-Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, uint64_t max_rank);
+Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, const Selection& sel);
 Status finish_ends_choice(Matcher& m, const Params& p, RankRescoreFn rescore, Result* res,
                           bool* overflow);
 // opt_mask_fft.cu: --mask with the FFT method (m.asked's metric, m.tpl = T & b).
@@ -386,7 +387,7 @@ Status finish_u32_map(Matcher& m, Result* res, Enqueue enqueue) {
     bool overflow = false;
     PARVIS_TRY(m.d_choice_map32.alloc(size_t(map_w) * size_t(map_h)));
     PARVIS_TRY(enqueue(m.d_choice_map32.get()));
-    PARVIS_TRY(enqueue_collect_exact(m, m.d_choice_map32.get(), m.params.selection.max_rank));
+    PARVIS_TRY(enqueue_collect_exact(m, m.d_choice_map32.get(), m.params.selection));
     PARVIS_TRY(finish_device_choice(m, m.params, -1.0, res, &overflow));
     if (!overflow) return Status::Ok();
   }

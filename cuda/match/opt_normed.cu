@@ -301,7 +301,7 @@ Status normed_from_fft(Matcher& m, const Image& src, int ld, Result* res) {
   // both ends (opt_choice.cu), unless there are more than its list holds.
   if (!top1 && device_choice(m.asked)) {
     bool overflow = false;
-    PARVIS_TRY(enqueue_collect_ends(m, m.d_norm_lo.get(), m.d_norm_hi.get(), m.asked.selection.max_rank));
+    PARVIS_TRY(enqueue_collect_ends(m, m.d_norm_lo.get(), m.d_norm_hi.get(), m.asked.selection));
     PARVIS_TRY(finish_ends_choice(m, m.asked, rescore, res, &overflow));
     PARVIS_TRY(failed);
     if (!overflow) {
@@ -451,7 +451,7 @@ Status run_normed(Matcher& m, const Image& src, NormedMap from, Result* res) {
   bool listed = false;
   if (!top1 && !want_map && device_choice(m.asked)) {
     bool overflow = false;
-    PARVIS_TRY(enqueue_collect_keys(m, keys, m.asked.selection.max_rank));
+    PARVIS_TRY(enqueue_collect_keys(m, keys, m.asked.selection));
     PARVIS_TRY(finish_device_choice(m, m.asked, -1.0, res, &overflow));
     listed = !overflow;
   }

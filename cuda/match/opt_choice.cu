@@ -34,7 +34,7 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
                                 unsigned cap, int2* __restrict__ cand,
                                 unsigned long long* __restrict__ vals, const T* __restrict__ also,
                                 unsigned long long* __restrict__ also_vals,
-                                const uint64_t* __restrict__ dropped, unsigned* __restrict__ count) {
+                                const uint32_t* __restrict__ dropped, unsigned* __restrict__ count) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const T v = map[i];
     if (!(v <= limit) || (dropped && dropped[i])) continue;
@@ -50,14 +50,18 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
 }
 
 // ---- prune: --min-distance D > 1 on the device ----
-// A candidate q (its rank's lower end at most the threshold) is *certain* when its upper end is
-// at most the threshold and below the lower end of every other candidate within D (|dx|, |dy|
-// < D): whatever the exact ranks, q comes before each of them, so the choice keeps it. A
-// candidate p within D of a certain q whose upper end is below p's lower end is never kept (q is
-// kept and ranks before it); and one never kept suppresses nobody, so the list without those
-// gives the same choice (select.hpp). Window minima along rows, then columns; D up to
-// kPruneMaxD (a wider window costs more than the list it saves).
+// A candidate q (its rank's lower end at most the threshold, not dropped) is *certain* when its
+// upper end is at most the threshold and below the lower end of every other candidate within D
+// (|dx|, |dy| < D): whatever the exact ranks, q comes before each of them, so the choice keeps
+// it. A candidate p within D of a certain q whose upper end is below p's lower end is never kept
+// (q is kept and ranks before it): it is dropped. One never kept suppresses nobody, so the
+// candidates left give the same choice (select.hpp), and the next round, without the dropped
+// ones, can find more certain ones (a match next to a better one that a third suppresses).
+// Rounds until one drops nothing (at most kPruneRounds); window minima along rows, then columns;
+// D up to kPruneMaxD (a wider window costs more than the list it saves), and only for a list
+// longer than match.prune_from (collect_choice).
 constexpr int kPruneMaxD = 128;
+constexpr int kPruneRounds = 8;
 constexpr uint64_t kNone = ~0ull;
 
 // Each map's ends of position i: exact (lo = hi), or cuFFT's (the host's formula, finish_device_choice).
@@ -83,18 +87,29 @@ struct RangeEnds {
   __device__ void at(size_t i, uint64_t* l, uint64_t* h) const { *l = lo[i]; *h = hi[i]; }
 };
 
+// A candidate's lower end, kNone for the rest (above the threshold, or dropped).
+template <typename Ends>
+__device__ uint64_t candidate_low(const Ends& ends, size_t i, uint64_t max_rank, const uint32_t* dropped,
+                                  uint64_t* hi) {
+  uint64_t lo;
+  ends.at(i, &lo, hi);
+  return lo <= max_rank && !dropped[i] ? lo : kNone;
+}
+
+#define PRUNE_FOR_EACH(i, n) \
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(gridDim.x) * blockDim.x)
+
 // Along rows: the two smallest candidate lower ends within D - 1 of x (a repeat counts twice).
 template <typename Ends>
 __global__ void prune_row_lows(Ends ends, int w, size_t n, int d, uint64_t max_rank,
-                               uint64_t* __restrict__ low1, uint64_t* __restrict__ low2) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+                               const uint32_t* __restrict__ dropped, uint64_t* __restrict__ low1,
+                               uint64_t* __restrict__ low2) {
+  PRUNE_FOR_EACH(i, n) {
     const int x = int(i % size_t(w));
     const size_t row = i - size_t(x);
-    uint64_t a = kNone, b = kNone;
+    uint64_t a = kNone, b = kNone, hi;
     for (int xx = max(0, x - d + 1); xx <= min(w - 1, x + d - 1); ++xx) {
-      uint64_t lo, hi;
-      ends.at(row + size_t(xx), &lo, &hi);
-      const uint64_t v = lo <= max_rank ? lo : kNone;
+      const uint64_t v = candidate_low(ends, row + size_t(xx), max_rank, dropped, &hi);
       if (v < a) {
         b = a;
         a = v;
@@ -110,80 +125,98 @@ __global__ void prune_row_lows(Ends ends, int w, size_t n, int d, uint64_t max_r
 // Along columns: the window's two smallest, and each certain candidate's upper end (kNone for
 // the rest) into certain_hi.
 template <typename Ends>
-__global__ void prune_certain(Ends ends, int w, int h, int d, uint64_t max_rank,
-                              const uint64_t* __restrict__ low1, const uint64_t* __restrict__ low2,
-                              uint64_t* __restrict__ certain_hi) {
-  const size_t n = size_t(w) * size_t(h);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+__global__ void prune_certain(Ends ends, int w, size_t n, int d, uint64_t max_rank,
+                              const uint32_t* __restrict__ dropped, const uint64_t* __restrict__ low1,
+                              const uint64_t* __restrict__ low2, uint64_t* __restrict__ certain_hi) {
+  const int h = int(n / size_t(w));
+  PRUNE_FOR_EACH(i, n) {
+    uint64_t hi;
+    const uint64_t lo = candidate_low(ends, i, max_rank, dropped, &hi);
+    certain_hi[i] = kNone;
+    if (lo == kNone || hi > max_rank) continue;
     const int x = int(i % size_t(w)), y = int(i / size_t(w));
     uint64_t a = kNone, b = kNone;
     for (int yy = max(0, y - d + 1); yy <= min(h - 1, y + d - 1); ++yy) {
       const size_t j = size_t(yy) * size_t(w) + size_t(x);
-      const uint64_t a2 = low1[j], b2 = low2[j];
-      b = min(max(a, a2), min(b, b2));
-      a = min(a, a2);
+      b = min(max(a, low1[j]), min(b, low2[j]));
+      a = min(a, low1[j]);
     }
-    uint64_t lo, hi;
-    ends.at(i, &lo, &hi);
     const uint64_t others = lo == a ? b : a;  // the smallest lower end but q's own
-    certain_hi[i] = lo <= max_rank && hi <= max_rank && hi < others ? hi : kNone;
+    if (hi < others) certain_hi[i] = hi;
   }
 }
 
-// A window minimum of `in`: along rows (dy = 0) or columns (dx = 0).
-__global__ void prune_window_min(const uint64_t* __restrict__ in, int w, int h, int d, bool rows,
-                                 uint64_t* __restrict__ out) {
-  const size_t n = size_t(w) * size_t(h);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const int x = int(i % size_t(w)), y = int(i / size_t(w));
-    const int c = rows ? x : y, last = (rows ? w : h) - 1;
-    const size_t base = rows ? i - size_t(x) : size_t(x), step = rows ? 1 : size_t(w);
+// Along rows: the window minimum of the certain candidates' upper ends.
+__global__ void prune_row_min(const uint64_t* __restrict__ in, int w, size_t n, int d,
+                              uint64_t* __restrict__ out) {
+  PRUNE_FOR_EACH(i, n) {
+    const int x = int(i % size_t(w));
+    const size_t row = i - size_t(x);
     uint64_t m = kNone;
-    for (int k = max(0, c - d + 1); k <= min(last, c + d - 1); ++k) m = min(m, in[base + size_t(k) * step]);
+    for (int xx = max(0, x - d + 1); xx <= min(w - 1, x + d - 1); ++xx) m = min(m, in[row + size_t(xx)]);
     out[i] = m;
   }
 }
 
-// Dropped (1) where a certain candidate within D has an upper end below this one's lower end.
+// Along columns: a candidate within D of a certain one whose upper end is below its lower end
+// is dropped; *newly counts this round's.
 template <typename Ends>
-__global__ void prune_dropped(Ends ends, int w, int h, int d, const uint64_t* __restrict__ row_min,
-                              uint64_t* __restrict__ dropped) {
-  const size_t n = size_t(w) * size_t(h);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+__global__ void prune_drop(Ends ends, int w, size_t n, int d, uint64_t max_rank,
+                           const uint64_t* __restrict__ row_min, uint32_t* __restrict__ dropped,
+                           unsigned* __restrict__ newly) {
+  const int h = int(n / size_t(w));
+  PRUNE_FOR_EACH(i, n) {
     const int x = int(i % size_t(w)), y = int(i / size_t(w));
+    uint64_t hi;
+    const uint64_t lo = candidate_low(ends, i, max_rank, dropped, &hi);
+    if (lo == kNone) continue;
     uint64_t m = kNone;
     for (int yy = max(0, y - d + 1); yy <= min(h - 1, y + d - 1); ++yy)
       m = min(m, row_min[size_t(yy) * size_t(w) + size_t(x)]);
-    uint64_t lo, hi;
-    ends.at(i, &lo, &hi);
-    dropped[i] = m < lo;
+    if (m < lo) {
+      dropped[i] = 1;
+      atomicAdd(newly, 1u);
+    }
   }
 }
 
-// The prune's passes on the stream; *dropped gets the flags (null: no prune for this choice).
+// The prune on the stream; *dropped gets the flags (null: no prune for this choice).
 template <typename Ends>
-Status enqueue_prune(Matcher& m, Ends ends, const Selection& sel, const uint64_t** dropped) {
+Status enqueue_prune(Matcher& m, Ends ends, const Selection& sel, const uint32_t** dropped) {
   *dropped = nullptr;
   const int d = sel.min_distance;
-  if (d <= 1 || d > kPruneMaxD) return Status::Ok();
-  const int w = m.map_w(), h = m.map_h();
-  const size_t n = size_t(w) * size_t(h);
-  // Three words a position: where the card lacks them, the list alone (the same choice).
-  if (!m.d_prune_a.alloc(n).ok() || !m.d_prune_b.alloc(n).ok() || !m.d_prune_c.alloc(n).ok()) {
-    for (DeviceBuffer<uint64_t>* buf : {&m.d_prune_a, &m.d_prune_b, &m.d_prune_c}) PARVIS_TRY(buf->alloc(0));
+  const int w = m.map_w();
+  const size_t n = size_t(w) * size_t(m.map_h());
+  // Three words and a flag a position: where the card lacks them, the list alone (the same choice).
+  if (!m.d_prune_a.alloc(n).ok() || !m.d_prune_b.alloc(n).ok() || !m.d_prune_c.alloc(n).ok() ||
+      !m.d_prune_dropped.alloc(n).ok() || !m.d_prune_newly.alloc(1).ok()) {
+    PARVIS_TRY(m.d_prune_a.alloc(0));
+    PARVIS_TRY(m.d_prune_b.alloc(0));
+    PARVIS_TRY(m.d_prune_c.alloc(0));
+    PARVIS_TRY(m.d_prune_dropped.alloc(0));
     return Status::Ok();
   }
   uint64_t *a = m.d_prune_a.get(), *b = m.d_prune_b.get(), *c = m.d_prune_c.get();
+  uint32_t* gone = m.d_prune_dropped.get();
+  unsigned* newly = m.d_prune_newly.get();
+  CUDA_CHECK(cudaMemsetAsync(gone, 0, n * sizeof(uint32_t), m.stream));
   const unsigned blocks = unsigned(std::min<size_t>(div_up(n, kCollectThreads), size_t(m.num_sms) * 16));
-  prune_row_lows<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, a, b);
-  CUDA_CHECK_LAUNCH();
-  prune_certain<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, h, d, sel.max_rank, a, b, c);
-  CUDA_CHECK_LAUNCH();
-  prune_window_min<<<blocks, kCollectThreads, 0, m.stream>>>(c, w, h, d, true, a);
-  CUDA_CHECK_LAUNCH();
-  prune_dropped<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, h, d, a, b);
-  CUDA_CHECK_LAUNCH();
-  *dropped = b;
+  for (int round = 0; round < kPruneRounds; ++round) {
+    CUDA_CHECK(cudaMemsetAsync(newly, 0, sizeof(unsigned), m.stream));
+    prune_row_lows<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, gone, a, b);
+    CUDA_CHECK_LAUNCH();
+    prune_certain<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, gone, a, b, c);
+    CUDA_CHECK_LAUNCH();
+    prune_row_min<<<blocks, kCollectThreads, 0, m.stream>>>(c, w, n, d, a);
+    CUDA_CHECK_LAUNCH();
+    prune_drop<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, a, gone, newly);
+    CUDA_CHECK_LAUNCH();
+    unsigned dropped_now = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&dropped_now, newly, sizeof(unsigned), cudaMemcpyDeviceToHost, m.stream));
+    CUDA_CHECK(cudaStreamSynchronize(m.stream));
+    if (dropped_now == 0) break;
+  }
+  *dropped = gone;
   return Status::Ok();
 }
 
@@ -197,7 +230,7 @@ Status alloc_lists(Matcher& m) {
 }
 
 template <typename T>
-Status enqueue_collect(Matcher& m, const T* map, T limit, const uint64_t* dropped,
+Status enqueue_collect(Matcher& m, const T* map, T limit, const uint32_t* dropped,
                        const T* also = nullptr) {
   PARVIS_TRY(alloc_lists(m));
   if (also) PARVIS_TRY(m.d_choice_his.alloc(kChoiceCap));
@@ -208,6 +241,21 @@ Status enqueue_collect(Matcher& m, const T* map, T limit, const uint64_t* droppe
       also ? m.d_choice_his.get() : nullptr, dropped, m.d_choice_count.get());
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
+}
+
+// The list; with --min-distance, where it is longer than the tuning's prune_from, made again
+// after the prune (a short list costs the host less than the prune's rounds).
+template <typename T, typename Ends>
+Status collect_choice(Matcher& m, const T* map, T limit, const T* also, Ends ends, const Selection& sel) {
+  PARVIS_TRY(enqueue_collect(m, map, limit, nullptr, also));
+  if (sel.min_distance <= 1 || sel.min_distance > kPruneMaxD) return Status::Ok();
+  unsigned count = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&count, m.d_choice_count.get(), sizeof count, cudaMemcpyDeviceToHost, m.stream));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  if (count <= m.tuning.prune_from) return Status::Ok();
+  const uint32_t* dropped = nullptr;
+  PARVIS_TRY(enqueue_prune(m, ends, sel, &dropped));
+  return dropped ? enqueue_collect(m, map, limit, dropped, also) : Status::Ok();
 }
 
 // The exact SSD of the batch's positions, on the device (the list's buffers are free by then).
@@ -270,30 +318,22 @@ void note_choice(unsigned count, size_t rescored, Result* res) {
 bool device_choice(const Params& p) { return p.selection.all && !p.want_map; }
 
 Status enqueue_collect_exact(Matcher& m, const uint32_t* map, const Selection& sel) {
-  const uint64_t* dropped = nullptr;
-  PARVIS_TRY(enqueue_prune(m, ExactEnds{map}, sel, &dropped));
-  return enqueue_collect<uint32_t>(m, map, sel.max_rank > 0xffffffffull ? 0xffffffffu : uint32_t(sel.max_rank),
-                                   dropped);
+  const uint32_t limit = sel.max_rank > 0xffffffffull ? 0xffffffffu : uint32_t(sel.max_rank);
+  return collect_choice<uint32_t>(m, map, limit, nullptr, ExactEnds{map}, sel);
 }
 
 Status enqueue_collect_keys(Matcher& m, const uint64_t* keys, const Selection& sel) {
-  const uint64_t* dropped = nullptr;
-  PARVIS_TRY(enqueue_prune(m, KeyEnds{keys}, sel, &dropped));
-  return enqueue_collect<uint64_t>(m, keys, sel.max_rank, dropped);
+  return collect_choice<uint64_t>(m, keys, sel.max_rank, nullptr, KeyEnds{keys}, sel);
 }
 
 Status enqueue_collect_approx(Matcher& m, const double* map, double e) {
   const Selection& sel = m.params.selection;
-  const uint64_t* dropped = nullptr;
-  PARVIS_TRY(enqueue_prune(m, ApproxEnds{map, e}, sel, &dropped));
   // Exact <= threshold implies approximate <= threshold + E.
-  return enqueue_collect<double>(m, map, double(sel.max_rank) + e, dropped);
+  return collect_choice<double>(m, map, double(sel.max_rank) + e, nullptr, ApproxEnds{map, e}, sel);
 }
 
 Status enqueue_collect_ends(Matcher& m, const uint64_t* lo, const uint64_t* hi, const Selection& sel) {
-  const uint64_t* dropped = nullptr;
-  PARVIS_TRY(enqueue_prune(m, RangeEnds{lo, hi}, sel, &dropped));
-  return enqueue_collect<uint64_t>(m, lo, sel.max_rank, dropped, hi);
+  return collect_choice<uint64_t>(m, lo, sel.max_rank, hi, RangeEnds{lo, hi}, sel);
 }
 
 Status finish_ends_choice(Matcher& m, const Params& p, RankRescoreFn rescore, Result* res,

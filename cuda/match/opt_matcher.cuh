@@ -215,7 +215,10 @@ struct Matcher {
   std::vector<unsigned long long> h_choice_vals, h_choice_his;
   std::vector<Position> h_choice_sorted;
   std::vector<Ranged> h_choice_ends;
-  DeviceBuffer<uint64_t> d_prune_a, d_prune_b, d_prune_c;  // --min-distance's prune (opt_choice.cu)
+  // --min-distance's prune (opt_choice.cu): window minima, the dropped flags, a round's count.
+  DeviceBuffer<uint64_t> d_prune_a, d_prune_b, d_prune_c;
+  DeviceBuffer<uint32_t> d_prune_dropped;
+  DeviceBuffer<unsigned> d_prune_newly;
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT

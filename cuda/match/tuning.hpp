@@ -33,6 +33,9 @@ struct MatchTuning {
   // match.fft_bound_scale (a test hook, >= 1; src/match/fft_wobble.hpp): cuFFT's bound on the
   // normed metrics' path multiplied, each SSD moved within the added width (opt_normed.cu).
   double fft_bound_scale = 1;
+  // match.prune_from: --all --min-distance prunes on the device what the choice cannot keep
+  // (opt_choice.cu) once the list is longer than this; 0: always (tests).
+  unsigned prune_from = 4096;
 
   static MatchTuning from_config() {
     MatchTuning t;
@@ -44,6 +47,7 @@ struct MatchTuning {
     t.direct_rows = rows == "auto" ? 0 : std::atoi(rows.c_str());
     t.fft_tune = config::tuning_flag("match.fft_tune", t.fft_tune);
     t.fft_bound_scale = config::tuning_real("match.fft_bound_scale", t.fft_bound_scale);
+    t.prune_from = unsigned(config::tuning_int("match.prune_from", t.prune_from));
     return t;
   }
 
@@ -52,7 +56,8 @@ struct MatchTuning {
            " mapped_result=" + (mapped_result ? "1" : "0") + " graph=" + (graph ? "1" : "0") +
            " direct_rows=" + (direct_rows ? std::to_string(direct_rows) : std::string("auto")) +
            " fft_tune=" + (fft_tune ? "1" : "0") +
-           (fft_bound_scale > 1 ? " fft_bound_scale=" + std::to_string(fft_bound_scale) : std::string());
+           (fft_bound_scale > 1 ? " fft_bound_scale=" + std::to_string(fft_bound_scale) : std::string()) +
+           (prune_from != 4096 ? " prune_from=" + std::to_string(prune_from) : std::string());
   }
 };
 

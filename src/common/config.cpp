@@ -35,6 +35,7 @@ const Key kKeys[] = {
     {"match.direct_rows", Kind::Word, 0, 0, "auto|4|8", "cuda-opt: output rows a direct_dp4a thread computes (auto: by size)"},
     {"match.fft_tune", Kind::Flag, 0, 1, nullptr, "cuda-opt: time the candidate cuFFT sizes once per size (0: the smallest good size)"},
     {"match.fft_bound_scale", Kind::Real, 1, 1e12, nullptr, "FFT in double (CPU; cuda-opt's normed cuFFT path), test hook: multiply the rounding bound and move each value within it (forces re-scoring)"},
+    {"match.prune_from", Kind::Int, 0, 1 << 30, nullptr, "cuda-opt: --all --min-distance prunes on the device once the list is longer than this (0: always)"},
     {"match.fft_profile", Kind::Word, 0, 0, "0|1|cpu", "CPU FFT: each stage's time on stderr (1: wall clock, cpu: the process's CPU time)"},
     {"match.fftw_buffering", Kind::Flag, 0, 1, nullptr, "CPU FFT: FFTW's buffered solvers (0: FFTW_NO_BUFFERING, no malloc per transform)"},
     {"match.hugepages", Kind::Flag, 0, 1, nullptr, "CPU FFT: buffers advised as transparent huge pages"},

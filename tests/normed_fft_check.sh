@@ -3,7 +3,8 @@
 # matters (issue 34), on one executable: every command's text by `--method fft` under
 # PARVIS_TUNING=match.fft_bound_scale=1e6 (the bound widened and every value moved within it:
 # src/match/fft_wobble.hpp; with match.ntt=0 on cuda-opt, whose FFT would otherwise be the exact
-# NTT) must equal `--method direct`'s: the best, the K best, every match and the suppression of
+# NTT; match.prune_from=0: cuda-opt's --min-distance prune on every list) must equal
+# `--method direct`'s: the best, the K best, every match and the suppression of
 # NCC and ccorr-normed (on the CPU the hook moves SSD's values too), on noise and on the capsule scene. Skipping the re-scoring of the
 # positions the answer could hold fails it. Prints ok / FAIL lines and "N passed, N failed,
 # N skipped"; exit 1 on any failure. Run by tests/gpu/match.sh (cuda-opt) and by hand on the CPU
@@ -20,7 +21,7 @@ check() {  # NAME ARGS...
   local name=$1; shift
   "$EXE" match "$@" --method direct >"$WORK/$name.direct" 2>"$WORK/$name.direct.err"
   local rd=$?
-  PARVIS_TUNING=match.ntt=0,match.fft_bound_scale=1e6 "$EXE" match "$@" --method fft --explain \
+  PARVIS_TUNING=match.ntt=0,match.fft_bound_scale=1e6,match.prune_from=0 "$EXE" match "$@" --method fft --explain \
     >"$WORK/$name.fft" 2>"$WORK/$name.fft.err"
   local rf=$?
   grep -v '^method:' "$WORK/$name.fft" >"$WORK/$name.fft.text"

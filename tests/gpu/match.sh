@@ -6,7 +6,7 @@
 #      exact NTT for most templates; this keeps its cuFFT path and the copied result record
 #      checked), and with match.graph=0,match.fft_tune=0,match.direct_rows=4 (uncaptured runs,
 #      the untimed cuFFT size, the other direct kernel), and with match.prune_from=0 (the
-#      --min-distance prune on every list; with ntt=0, and on widened normed ends);
+#      --min-distance prune on every list; with ntt=0);
 #      tests/ncc_check.py on both (NCC maps against numpy's definition and OpenCV),
 #      tests/mask_check.py (masked maps likewise) and the masked kernel's host emulation; cuda-opt's
 #      normed kernels emulated on the host, and its matchncc cases with match.ncc_host=1
@@ -32,10 +32,10 @@ gpu_test test-grey -- seq cuda-naive cuda-opt --only grey
 gpu_test test-match-no-ntt PARVIS_TUNING=match.ntt=0,match.mapped_result=0 -- cuda-opt --only match
 gpu_test test-match-untuned PARVIS_TUNING=match.graph=0,match.fft_tune=0,match.direct_rows=4 -- cuda-opt --only matchcuda
 # --all --min-distance's device prune on every list (it starts past 4096 listed positions): on
-# the exact maps and keys, on cuFFT's map, and on the normed ends widened by the test hook.
+# the exact maps and keys, and on cuFFT's map (on the normed ends widened by the test hook:
+# tests/normed_fft_check.sh).
 gpu_test test-match-prune PARVIS_TUNING=match.prune_from=0 -- cuda-opt --only match
 gpu_test test-match-prune-cufft PARVIS_TUNING=match.prune_from=0,match.ntt=0 -- cuda-opt --only match
-gpu_test test-match-prune-wide PARVIS_TUNING=match.prune_from=0,match.fft_bound_scale=1000 -- cuda-opt --only matchncc
 # cuda-opt's normed kernels on the host (tests/cuda/normed_emulate.cu: W1's thread body and W3's
 # score against seq's conversion, bit for bit), and the matchncc cases with match.ncc_host=1
 # (the former host conversion), for comparison with the device path run above.

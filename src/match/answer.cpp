@@ -21,12 +21,7 @@ const Image& Source::gray(double* made_ms) {
 
 Status answer(const AnswerOptions& options, const Params& params, Source& src,
               const Image& gray_tpl, Matcher* matcher, Answer* out) {
-  const double t0 = now_ms();
   const Image& source = src.image();
-  out->source_width = source.width;
-  out->source_height = source.height;
-  out->template_width = gray_tpl.width;
-  out->template_height = gray_tpl.height;
   out->mask_counted = mask::active(params) ? mask::template_sums(gray_tpl, params.mask).n : 0;
   Result& res = out->res;
   bool gray_on_device = false;  // subpixel needs the grey on the host anyway
@@ -41,9 +36,6 @@ Status answer(const AnswerOptions& options, const Params& params, Source& src,
     if (source.channels == 3) res.timings.gray_host_ms = gray_ms;  // -1: made by an earlier item
   }
   if (res.best.empty() && !options.all) return Status::runtime("match returned no position");
-  out->rects.clear();
-  for (const Position& p : res.best)
-    out->rects.push_back(Rect{p.x, p.y, gray_tpl.width, gray_tpl.height});
   out->subs.clear();
   if (options.subpixel)
     for (const Position& p : res.best)
@@ -55,22 +47,20 @@ Status answer(const AnswerOptions& options, const Params& params, Source& src,
   out->counts.assign(n, color::CountResult{});
   out->fractions.assign(n, 0.0);
   out->is_full.assign(n, false);
-  out->n_full = 0;
   out->color_ms = 0;
   if (options.color.enabled) {
     const double tc = now_ms();
     Image rgb_of_grey;  // a grey source has no colour: its pixels count as grey (S = 0)
     if (source.channels != 3) rgb_of_grey = to_rgb(source);
     for (size_t i = 0; i < n; ++i) {
-      PARVIS_TRY(color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, out->rects[i],
+      const Rect rect{res.best[i].x, res.best[i].y, gray_tpl.width, gray_tpl.height};
+      PARVIS_TRY(color::count_in_rect(source.channels == 3 ? source : rgb_of_grey, rect,
                                       options.color.range, &out->counts[i]));
       out->fractions[i] = double(out->counts[i].matching) / double(out->counts[i].total);
       out->is_full[i] = out->fractions[i] >= options.color.full_ratio;
-      out->n_full += out->is_full[i] ? 1 : 0;
     }
     out->color_ms = now_ms() - tc;
   }
-  out->total_ms = now_ms() - t0;
   return Status::Ok();
 }
 

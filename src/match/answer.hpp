@@ -38,16 +38,13 @@ struct AnswerOptions {
 };
 
 struct Answer {
-  int source_width = 0, source_height = 0, template_width = 0, template_height = 0;
   uint64_t mask_counted = 0;  // --mask: the template pixels that count
   Result res;
-  std::vector<Rect> rects;  // every chosen position's rectangle
   std::vector<Subpixel> subs;
   std::vector<color::CountResult> counts;
   std::vector<double> fractions;
   std::vector<bool> is_full;
-  int n_full = 0;
-  double color_ms = 0, total_ms = 0;
+  double color_ms = 0;
 };
 
 // Runs `matcher` (made from gray_tpl with `params`) on the source and fills *out. An RGB

@@ -114,7 +114,7 @@ std::string json_item(const std::string& object, const Item& item) {
 class MatcherCache {
  public:
   static constexpr size_t kPlans = 4;
-  Status get(const Image& tpl, const MatchOptions& options, int w, int h, Matcher** out, int* runs) {
+  Status get(const Image& gray_tpl, const MatchOptions& options, int w, int h, Matcher** out, int* runs) {
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->w == w && it->h == h) {
         entries_.splice(entries_.begin(), entries_, it);
@@ -123,7 +123,7 @@ class MatcherCache {
         return Status::Ok();
       }
     Entry e{w, h, 1, Matcher()};
-    PARVIS_TRY(e.m.prepare(api::view_of(tpl), options));
+    PARVIS_TRY(e.m.prepare(api::view_of(gray_tpl), options));
     entries_.push_front(std::move(e));
     if (entries_.size() > kPlans) entries_.pop_back();
     *out = &entries_.front().m;
@@ -174,10 +174,12 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
     if (!s.ok()) return report_failure(s);
     match::Source src(source);  // its grey made once, where a run needs it on the host
     const size_t n = positional.size() - 1;
-    std::vector<Image> tpls(n);
+    std::vector<Image> gray_tpls(n);  // made grey once: the checks and the matcher read them
     for (size_t i = 0; i < n && s.ok(); ++i) {
-      s = image_read(positional[i + 1], &tpls[i]);
-      const Image gray_tpl = s.ok() ? to_gray(tpls[i]) : Image();
+      Image tpl;
+      s = image_read(positional[i + 1], &tpl);
+      if (s.ok()) gray_tpls[i] = to_gray(tpl);
+      const Image& gray_tpl = gray_tpls[i];
       if (s.ok()) s = about(positional[i + 1], match::check_template(gray_tpl));
       if (s.ok()) s = about(positional[i + 1], match::check_source(src.shape(), gray_tpl.width, gray_tpl.height));
       // --mask: the one mask of the batch must have every template's size.
@@ -200,10 +202,10 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       item.template_path = positional[i + 1];
       item.source_width = source.width;
       item.source_height = source.height;
-      item.template_width = tpls[i].width;
-      item.template_height = tpls[i].height;
+      item.template_width = gray_tpls[i].width;
+      item.template_height = gray_tpls[i].height;
       Matcher matcher;
-      s = MatcherAccess::prepare(&matcher, api::view_of(tpls[i]), options, &cache);
+      s = MatcherAccess::prepare(&matcher, api::view_of(gray_tpls[i]), options, &cache);
       const double t_item = now_ms();  // the item's time: its run
       if (s.ok()) {
         const match::SourceCache::Tally before[2] = {cache.upload, cache.transform};
@@ -250,7 +252,7 @@ int match_batch(const Request& req, const std::vector<std::string>& positional, 
       s = about(sources[i], match::check_source(match::Source(source).shape(), gray_tpl.width, gray_tpl.height));
       Matcher* matcher = nullptr;
       int runs = 0;
-      if (s.ok()) s = matchers.get(tpl, options, source.width, source.height, &matcher, &runs);
+      if (s.ok()) s = matchers.get(gray_tpl, options, source.width, source.height, &matcher, &runs);
       const double t_item = now_ms();  // the item's time: its run
       if (s.ok()) s = about(sources[i], matcher->run(api::view_of(source), &item.result));
       if (s.ok())

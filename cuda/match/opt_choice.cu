@@ -57,11 +57,15 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
 // (q is kept and ranks before it): it is dropped. One never kept suppresses nobody, so the
 // candidates left give the same choice (select.hpp), and the next round, without the dropped
 // ones, can find more certain ones (a match next to a better one that a third suppresses).
-// Rounds until one drops nothing (at most kPruneRounds); window minima along rows, then columns;
+// Each position's ends are computed once (P0); a round is window minima along rows (P1, P3:
+// a block's stretch of a row in shared memory, skipped where it holds no candidate), then along
+// columns, only at the candidates (P2, P4). Rounds follow each other without the host: each
+// kernel returns at once when the round before dropped nothing, so kPruneRounds bounds the work.
 // D up to kPruneMaxD (a wider window costs more than the list it saves), and only for a list
 // longer than match.prune_from (collect_choice).
 constexpr int kPruneMaxD = 128;
 constexpr int kPruneRounds = 8;
+constexpr int kPruneRowTile = 256;  // P1, P3: a block's outputs along a row
 constexpr uint64_t kNone = ~0ull;
 
 // Each map's ends of position i: exact (lo = hi), or cuFFT's (the host's formula, finish_device_choice).
@@ -87,95 +91,132 @@ struct RangeEnds {
   __device__ void at(size_t i, uint64_t* l, uint64_t* h) const { *l = lo[i]; *h = hi[i]; }
 };
 
-// A candidate's lower end, kNone for the rest (above the threshold, or dropped).
-template <typename Ends>
-__device__ uint64_t candidate_low(const Ends& ends, size_t i, uint64_t max_rank, const uint32_t* dropped,
-                                  uint64_t* hi) {
-  uint64_t lo;
-  ends.at(i, &lo, hi);
-  return lo <= max_rank && !dropped[i] ? lo : kNone;
-}
-
 #define PRUNE_FOR_EACH(i, n) \
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(gridDim.x) * blockDim.x)
 
-// Along rows: the two smallest candidate lower ends within D - 1 of x (a repeat counts twice).
+// Whether this round has nothing to do: the one before dropped nothing.
+__device__ bool round_idle(const unsigned* dropped_any, int round) {
+  return round > 0 && dropped_any[round - 1] == 0;
+}
+
+// P2, P4: fold(load(yy)) for the rows yy within D - 1 of y, the loads eight rows at a time (one
+// chain of dependent loads would wait a memory latency each).
+template <typename Load, typename Fold>
+__device__ void column_window(int y, int d, int h, Load load, Fold fold) {
+  int yy = max(0, y - d + 1);
+  const int end = min(h, y + d);
+  for (; yy + 8 <= end; yy += 8) {
+    decltype(load(yy)) v[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = load(yy + u);
+#pragma unroll
+    for (int u = 0; u < 8; ++u) fold(v[u]);
+  }
+  for (; yy < end; ++yy) fold(load(yy));
+}
+
+struct Two {
+  uint64_t a, b;  // P1's two smallest
+};
+
+// P0. low: a candidate's lower end, kNone for the rest; hi: its upper end; no one dropped yet.
 template <typename Ends>
-__global__ void prune_row_lows(Ends ends, int w, size_t n, int d, uint64_t max_rank,
-                               const uint32_t* __restrict__ dropped, uint64_t* __restrict__ low1,
-                               uint64_t* __restrict__ low2) {
+__global__ void prune_ends(Ends ends, size_t n, uint64_t max_rank, uint64_t* __restrict__ low,
+                           uint64_t* __restrict__ hi, uint32_t* __restrict__ dropped) {
   PRUNE_FOR_EACH(i, n) {
-    const int x = int(i % size_t(w));
-    const size_t row = i - size_t(x);
-    uint64_t a = kNone, b = kNone, hi;
-    for (int xx = max(0, x - d + 1); xx <= min(w - 1, x + d - 1); ++xx) {
-      const uint64_t v = candidate_low(ends, row + size_t(xx), max_rank, dropped, &hi);
-      if (v < a) {
-        b = a;
-        a = v;
-      } else if (v < b) {
-        b = v;
-      }
-    }
-    low1[i] = a;
-    low2[i] = b;
+    uint64_t l, h;
+    ends.at(i, &l, &h);
+    low[i] = l <= max_rank ? l : kNone;
+    hi[i] = h;
+    dropped[i] = 0;
   }
 }
 
-// Along columns: the window's two smallest, and each certain candidate's upper end (kNone for
-// the rest) into certain_hi.
-template <typename Ends>
-__global__ void prune_certain(Ends ends, int w, size_t n, int d, uint64_t max_rank,
-                              const uint32_t* __restrict__ dropped, const uint64_t* __restrict__ low1,
-                              const uint64_t* __restrict__ low2, uint64_t* __restrict__ certain_hi) {
+// P1 (kTwo: the two smallest values within D - 1 along the row, a repeat counting twice) and
+// P3 (the smallest). A block takes kPruneRowTile outputs of a row, its stretch (with the
+// window's reach on both sides) in shared memory; a stretch of kNone gives kNone.
+template <bool kTwo>
+__global__ __launch_bounds__(kPruneRowTile) void prune_rows(const uint64_t* __restrict__ in, int w, int h,
+                                                            int d, const unsigned* __restrict__ dropped_any,
+                                                            int round, uint64_t* __restrict__ out1,
+                                                            uint64_t* __restrict__ out2) {
+  if (round_idle(dropped_any, round)) return;
+  __shared__ uint64_t stretch[kPruneRowTile + 2 * (kPruneMaxD - 1)];
+  const int x0 = int(blockIdx.x) * kPruneRowTile, x = x0 + int(threadIdx.x);
+  const int from = max(0, x0 - d + 1), to = min(w, x0 + kPruneRowTile + d - 1);  // [from, to)
+  for (int y = int(blockIdx.y); y < h; y += int(gridDim.y)) {
+    const size_t row = size_t(y) * size_t(w);
+    bool any = false;
+    for (int xx = from + int(threadIdx.x); xx < to; xx += kPruneRowTile) {
+      const uint64_t v = in[row + size_t(xx)];
+      stretch[xx - from] = v;
+      any |= v != kNone;
+    }
+    any = __syncthreads_or(any);
+    if (x < w) {
+      uint64_t a = kNone, b = kNone;
+      if (any)
+        for (int xx = max(0, x - d + 1); xx <= min(w - 1, x + d - 1); ++xx) {
+          const uint64_t v = stretch[xx - from];
+          if (kTwo) {
+            b = min(b, max(a, v));
+            a = min(a, v);
+          } else {
+            a = min(a, v);
+          }
+        }
+      out1[row + size_t(x)] = a;
+      if (kTwo) out2[row + size_t(x)] = b;
+    }
+    __syncthreads();  // the stretch is read before the next row overwrites it
+  }
+}
+
+// P2. Along columns, at each candidate: certain when its upper end is at most the threshold and
+// below every other candidate's lower end within D: its upper end into certain_hi (kNone for the
+// rest).
+__global__ void prune_certain(const uint64_t* __restrict__ low, const uint64_t* __restrict__ hi, int w,
+                              size_t n, int d, uint64_t max_rank, const uint64_t* __restrict__ low1,
+                              const uint64_t* __restrict__ low2, const unsigned* __restrict__ dropped_any,
+                              int round, uint64_t* __restrict__ certain_hi) {
+  if (round_idle(dropped_any, round)) return;
   const int h = int(n / size_t(w));
   PRUNE_FOR_EACH(i, n) {
-    uint64_t hi;
-    const uint64_t lo = candidate_low(ends, i, max_rank, dropped, &hi);
+    const uint64_t lo = low[i], up = hi[i];
     certain_hi[i] = kNone;
-    if (lo == kNone || hi > max_rank) continue;
+    if (lo == kNone || up > max_rank) continue;
     const int x = int(i % size_t(w)), y = int(i / size_t(w));
     uint64_t a = kNone, b = kNone;
-    for (int yy = max(0, y - d + 1); yy <= min(h - 1, y + d - 1); ++yy) {
+    column_window(y, d, h, [&](int yy) {
       const size_t j = size_t(yy) * size_t(w) + size_t(x);
-      b = min(max(a, low1[j]), min(b, low2[j]));
-      a = min(a, low1[j]);
-    }
+      return Two{low1[j], low2[j]};
+    }, [&](Two v) {
+      b = min(max(a, v.a), min(b, v.b));
+      a = min(a, v.a);
+    });
     const uint64_t others = lo == a ? b : a;  // the smallest lower end but q's own
-    if (hi < others) certain_hi[i] = hi;
+    if (up < others) certain_hi[i] = up;
   }
 }
 
-// Along rows: the window minimum of the certain candidates' upper ends.
-__global__ void prune_row_min(const uint64_t* __restrict__ in, int w, size_t n, int d,
-                              uint64_t* __restrict__ out) {
-  PRUNE_FOR_EACH(i, n) {
-    const int x = int(i % size_t(w));
-    const size_t row = i - size_t(x);
-    uint64_t m = kNone;
-    for (int xx = max(0, x - d + 1); xx <= min(w - 1, x + d - 1); ++xx) m = min(m, in[row + size_t(xx)]);
-    out[i] = m;
-  }
-}
-
-// Along columns: a candidate within D of a certain one whose upper end is below its lower end
-// is dropped; *newly counts this round's.
-template <typename Ends>
-__global__ void prune_drop(Ends ends, int w, size_t n, int d, uint64_t max_rank,
+// P4. Along columns, at each candidate: dropped when a certain one within D has its upper end
+// below the candidate's lower end; dropped_any[round] says whether any was.
+__global__ void prune_drop(uint64_t* __restrict__ low, int w, size_t n, int d,
                            const uint64_t* __restrict__ row_min, uint32_t* __restrict__ dropped,
-                           unsigned* __restrict__ newly) {
+                           unsigned* __restrict__ dropped_any, int round) {
+  if (round_idle(dropped_any, round)) return;
   const int h = int(n / size_t(w));
   PRUNE_FOR_EACH(i, n) {
-    const int x = int(i % size_t(w)), y = int(i / size_t(w));
-    uint64_t hi;
-    const uint64_t lo = candidate_low(ends, i, max_rank, dropped, &hi);
+    const uint64_t lo = low[i];
     if (lo == kNone) continue;
+    const int x = int(i % size_t(w)), y = int(i / size_t(w));
     uint64_t m = kNone;
-    for (int yy = max(0, y - d + 1); yy <= min(h - 1, y + d - 1); ++yy)
-      m = min(m, row_min[size_t(yy) * size_t(w) + size_t(x)]);
+    column_window(y, d, h, [&](int yy) { return row_min[size_t(yy) * size_t(w) + size_t(x)]; },
+                  [&](uint64_t v) { m = min(m, v); });
     if (m < lo) {
+      low[i] = kNone;
       dropped[i] = 1;
-      atomicAdd(newly, 1u);
+      dropped_any[round] = 1;  // every writer writes the same word
     }
   }
 }
@@ -185,36 +226,35 @@ template <typename Ends>
 Status enqueue_prune(Matcher& m, Ends ends, const Selection& sel, const uint32_t** dropped) {
   *dropped = nullptr;
   const int d = sel.min_distance;
-  const int w = m.map_w();
-  const size_t n = size_t(w) * size_t(m.map_h());
-  // Three words and a flag a position: where the card lacks them, the list alone (the same choice).
-  if (!m.d_prune_a.alloc(n).ok() || !m.d_prune_b.alloc(n).ok() || !m.d_prune_c.alloc(n).ok() ||
-      !m.d_prune_dropped.alloc(n).ok() || !m.d_prune_newly.alloc(1).ok()) {
-    PARVIS_TRY(m.d_prune_a.alloc(0));
-    PARVIS_TRY(m.d_prune_b.alloc(0));
-    PARVIS_TRY(m.d_prune_c.alloc(0));
+  const int w = m.map_w(), h = m.map_h();
+  const size_t n = size_t(w) * size_t(h);
+  // Five words and a flag a position: where the card lacks them, the list alone (the same choice).
+  DeviceBuffer<uint64_t>* words[] = {&m.d_prune_low, &m.d_prune_hi, &m.d_prune_a, &m.d_prune_b, &m.d_prune_c};
+  bool room = m.d_prune_dropped.alloc(n).ok() && m.d_prune_dropped_any.alloc(kPruneRounds).ok();
+  for (DeviceBuffer<uint64_t>* b : words) room = room && b->alloc(n).ok();
+  if (!room) {
+    for (DeviceBuffer<uint64_t>* b : words) PARVIS_TRY(b->alloc(0));
     PARVIS_TRY(m.d_prune_dropped.alloc(0));
     return Status::Ok();
   }
+  uint64_t *low = m.d_prune_low.get(), *hi = m.d_prune_hi.get();
   uint64_t *a = m.d_prune_a.get(), *b = m.d_prune_b.get(), *c = m.d_prune_c.get();
   uint32_t* gone = m.d_prune_dropped.get();
-  unsigned* newly = m.d_prune_newly.get();
-  CUDA_CHECK(cudaMemsetAsync(gone, 0, n * sizeof(uint32_t), m.stream));
+  unsigned* any = m.d_prune_dropped_any.get();
   const unsigned blocks = unsigned(std::min<size_t>(div_up(n, kCollectThreads), size_t(m.num_sms) * 16));
+  const dim3 row_grid(unsigned(div_up(size_t(w), kPruneRowTile)), unsigned(std::min(h, 65535)));
+  CUDA_CHECK(cudaMemsetAsync(any, 0, kPruneRounds * sizeof(unsigned), m.stream));
+  prune_ends<<<blocks, kCollectThreads, 0, m.stream>>>(ends, n, sel.max_rank, low, hi, gone);
+  CUDA_CHECK_LAUNCH();
   for (int round = 0; round < kPruneRounds; ++round) {
-    CUDA_CHECK(cudaMemsetAsync(newly, 0, sizeof(unsigned), m.stream));
-    prune_row_lows<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, gone, a, b);
+    prune_rows<true><<<row_grid, kPruneRowTile, 0, m.stream>>>(low, w, h, d, any, round, a, b);
     CUDA_CHECK_LAUNCH();
-    prune_certain<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, gone, a, b, c);
+    prune_certain<<<blocks, kCollectThreads, 0, m.stream>>>(low, hi, w, n, d, sel.max_rank, a, b, any, round, c);
     CUDA_CHECK_LAUNCH();
-    prune_row_min<<<blocks, kCollectThreads, 0, m.stream>>>(c, w, n, d, a);
+    prune_rows<false><<<row_grid, kPruneRowTile, 0, m.stream>>>(c, w, h, d, any, round, a, nullptr);
     CUDA_CHECK_LAUNCH();
-    prune_drop<<<blocks, kCollectThreads, 0, m.stream>>>(ends, w, n, d, sel.max_rank, a, gone, newly);
+    prune_drop<<<blocks, kCollectThreads, 0, m.stream>>>(low, w, n, d, a, gone, any, round);
     CUDA_CHECK_LAUNCH();
-    unsigned dropped_now = 0;
-    CUDA_CHECK(cudaMemcpyAsync(&dropped_now, newly, sizeof(unsigned), cudaMemcpyDeviceToHost, m.stream));
-    CUDA_CHECK(cudaStreamSynchronize(m.stream));
-    if (dropped_now == 0) break;
   }
   *dropped = gone;
   return Status::Ok();

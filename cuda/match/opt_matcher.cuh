@@ -215,10 +215,11 @@ struct Matcher {
   std::vector<unsigned long long> h_choice_vals, h_choice_his;
   std::vector<Position> h_choice_sorted;
   std::vector<Ranged> h_choice_ends;
-  // --min-distance's prune (opt_choice.cu): window minima, the dropped flags, a round's count.
-  DeviceBuffer<uint64_t> d_prune_a, d_prune_b, d_prune_c;
+  // --min-distance's prune (opt_choice.cu): each position's ends, window minima, the dropped
+  // flags, and whether each round dropped any.
+  DeviceBuffer<uint64_t> d_prune_low, d_prune_hi, d_prune_a, d_prune_b, d_prune_c;
   DeviceBuffer<uint32_t> d_prune_dropped;
-  DeviceBuffer<unsigned> d_prune_newly;
+  DeviceBuffer<unsigned> d_prune_dropped_any;
 
   cudaGraphExec_t graph_fft = nullptr, graph_direct = nullptr, graph_ntt = nullptr;
   // A batch's source transform (opt_source.cuh): this enqueue's binding, and the one each FFT

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "emulable.cuh"
 #include "match/opt_matcher.cuh"
 
 namespace parvis::match::opt {
@@ -59,8 +60,9 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
 // ones, can find more certain ones (a match next to a better one that a third suppresses).
 // Each position's ends are computed once (P0); a round is window minima along rows (P1, P3:
 // a block's stretch of a row in shared memory, skipped where it holds no candidate), then along
-// columns, only at the candidates (P2, P4). Rounds follow each other without the host: each
-// kernel returns at once when the round before dropped nothing, so kPruneRounds bounds the work.
+// columns, only at the candidates, eight rows loaded at a time (P2, P4). Rounds follow each
+// other without the host: each kernel returns at once when the round before dropped nothing, so
+// kPruneRounds bounds the work.
 // D up to kPruneMaxD (a wider window costs more than the list it saves), and only for a list
 // longer than match.prune_from (collect_choice).
 constexpr int kPruneMaxD = 128;
@@ -97,22 +99,6 @@ struct RangeEnds {
 // Whether this round has nothing to do: the one before dropped nothing.
 __device__ bool round_idle(const unsigned* dropped_any, int round) {
   return round > 0 && dropped_any[round - 1] == 0;
-}
-
-// P2, P4: fold(load(yy)) for the rows yy within D - 1 of y, the loads eight rows at a time (one
-// chain of dependent loads would wait a memory latency each).
-template <typename Load, typename Fold>
-__device__ void column_window(int y, int d, int h, Load load, Fold fold) {
-  int yy = max(0, y - d + 1);
-  const int end = min(h, y + d);
-  for (; yy + 8 <= end; yy += 8) {
-    decltype(load(yy)) v[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) v[u] = load(yy + u);
-#pragma unroll
-    for (int u = 0; u < 8; ++u) fold(v[u]);
-  }
-  for (; yy < end; ++yy) fold(load(yy));
 }
 
 struct Two {
@@ -187,7 +173,7 @@ __global__ void prune_certain(const uint64_t* __restrict__ low, const uint64_t* 
     if (lo == kNone || up > max_rank) continue;
     const int x = int(i % size_t(w)), y = int(i / size_t(w));
     uint64_t a = kNone, b = kNone;
-    column_window(y, d, h, [&](int yy) {
+    fold_by_eight(max(0, y - d + 1), min(h, y + d), [&](int yy) {
       const size_t j = size_t(yy) * size_t(w) + size_t(x);
       return Two{low1[j], low2[j]};
     }, [&](Two v) {
@@ -211,7 +197,7 @@ __global__ void prune_drop(uint64_t* __restrict__ low, int w, size_t n, int d,
     if (lo == kNone) continue;
     const int x = int(i % size_t(w)), y = int(i / size_t(w));
     uint64_t m = kNone;
-    column_window(y, d, h, [&](int yy) { return row_min[size_t(yy) * size_t(w) + size_t(x)]; },
+    fold_by_eight(max(0, y - d + 1), min(h, y + d), [&](int yy) { return row_min[size_t(yy) * size_t(w) + size_t(x)]; },
                   [&](uint64_t v) { m = min(m, v); });
     if (m < lo) {
       low[i] = kNone;

@@ -31,25 +31,18 @@ __host__ __device__ inline void add_columns(uint32_t wv, uint64_t si[4], uint64_
 // W1, the thread of columns x..x+3 (x % 4 == 0, x < W) and output rows y0 .. y0+kColRows-1:
 // C(y, x) = Σ_{j<h} I(y+j, x) and the same of I², for y < map_h, 64-bit, rows `ld` apart. One
 // 32-bit load per source row: rows are 16-byte aligned with zero bytes past W, so columns past W
-// sum to 0 (ld >= x + 4 for every thread). The first window's h rows are loaded eight at a time:
-// one chain of h loads would wait a memory latency each.
+// sum to 0 (ld >= x + 4 for every thread). The first window's h rows are loaded eight at a time
+// (fold_by_eight).
 __host__ __device__ inline void col_sums_thread(const uint8_t* src, size_t pitch, int W, int h,
                                                 int map_h, uint64_t* ci, uint64_t* cq, int ld,
                                                 int x, int y0) {
   const int y1 = y0 + kColRows < map_h ? y0 + kColRows : map_h;
   if (x >= W || y0 >= map_h) return;
   const uint8_t* top = src + size_t(y0) * pitch + x;
-  const uint8_t* bottom = top;
   uint64_t si[4] = {0, 0, 0, 0}, sq[4] = {0, 0, 0, 0};
-  int j = 0;
-  for (; j + 8 <= h; j += 8, bottom += 8 * pitch) {
-    uint32_t wv[8];
-    PARVIS_UNROLL
-    for (int u = 0; u < 8; ++u) wv[u] = ldg(reinterpret_cast<const uint32_t*>(bottom + size_t(u) * pitch));
-    PARVIS_UNROLL
-    for (int u = 0; u < 8; ++u) add_columns(wv[u], si, sq);
-  }
-  for (; j < h; ++j, bottom += pitch) add_columns(ldg(reinterpret_cast<const uint32_t*>(bottom)), si, sq);
+  fold_by_eight(0, h, [&](int j) { return ldg(reinterpret_cast<const uint32_t*>(top + size_t(j) * pitch)); },
+                [&](uint32_t wv) { add_columns(wv, si, sq); });
+  const uint8_t* bottom = top + size_t(h) * pitch;
   for (int y = y0;; ++y, top += pitch, bottom += pitch) {
     const size_t o = size_t(y) * ld + x;
     PARVIS_UNROLL

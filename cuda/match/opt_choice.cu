@@ -61,12 +61,14 @@ __global__ void collect_at_most(const T* __restrict__ map, unsigned map_w, unsig
 // Each position's ends are computed once (P0); a round is window minima along rows (P1, P3:
 // a block's stretch of a row in shared memory, skipped where it holds no candidate), then along
 // columns, only at the candidates, eight rows loaded at a time (P2, P4). Rounds follow each
-// other without the host: each kernel returns at once when the round before dropped nothing, so
-// kPruneRounds bounds the work.
+// other without the host: each kernel returns at once when the round before dropped nothing.
+// The host looks after each kPruneBatch rounds and goes on while the last one dropped any (a
+// wide field of candidates settles one match further from the best each round), up to
+// kPruneRounds; what is left goes to the host's choice.
 // D up to kPruneMaxD (a wider window costs more than the list it saves), and only for a list
 // longer than match.prune_from (collect_choice).
 constexpr int kPruneMaxD = 128;
-constexpr int kPruneRounds = 8;
+constexpr int kPruneBatch = 8, kPruneRounds = 64;
 constexpr int kPruneRowTile = 256;  // P1, P3: a block's outputs along a row
 constexpr uint64_t kNone = ~0ull;
 
@@ -241,6 +243,12 @@ Status enqueue_prune(Matcher& m, Ends ends, const Selection& sel, const uint32_t
     CUDA_CHECK_LAUNCH();
     prune_drop<<<blocks, kCollectThreads, 0, m.stream>>>(low, w, n, d, a, gone, any, round);
     CUDA_CHECK_LAUNCH();
+    if ((round + 1) % kPruneBatch == 0 && round + 1 < kPruneRounds) {  // more rounds?
+      unsigned more = 0;
+      CUDA_CHECK(cudaMemcpyAsync(&more, any + round, sizeof more, cudaMemcpyDeviceToHost, m.stream));
+      CUDA_CHECK(cudaStreamSynchronize(m.stream));
+      if (!more) break;
+    }
   }
   *dropped = gone;
   return Status::Ok();

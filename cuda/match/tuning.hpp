@@ -34,8 +34,9 @@ struct MatchTuning {
   // normed metrics' path multiplied, each SSD moved within the added width (opt_normed.cu).
   double fft_bound_scale = 1;
   // match.prune_from: --all --min-distance prunes on the device what the choice cannot keep
-  // (opt_choice.cu) once the list is longer than this; 0: always (tests).
-  unsigned prune_from = 4096;
+  // (opt_choice.cu) once the list is longer than this (near 1,000 positions the host's choice
+  // costs what the prune does: docs/decisions/024); 0: always (tests).
+  unsigned prune_from = 1024;
 
   static MatchTuning from_config() {
     MatchTuning t;
@@ -57,7 +58,7 @@ struct MatchTuning {
            " direct_rows=" + (direct_rows ? std::to_string(direct_rows) : std::string("auto")) +
            " fft_tune=" + (fft_tune ? "1" : "0") +
            (fft_bound_scale > 1 ? " fft_bound_scale=" + std::to_string(fft_bound_scale) : std::string()) +
-           (prune_from != 4096 ? " prune_from=" + std::to_string(prune_from) : std::string());
+           (prune_from != 1024 ? " prune_from=" + std::to_string(prune_from) : std::string());
   }
 };
 

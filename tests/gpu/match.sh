@@ -31,7 +31,7 @@ gpu_test test-color -- seq cuda-naive cuda-opt --only color
 gpu_test test-grey -- seq cuda-naive cuda-opt --only grey
 gpu_test test-match-no-ntt PARVIS_TUNING=match.ntt=0,match.mapped_result=0 -- cuda-opt --only match
 gpu_test test-match-untuned PARVIS_TUNING=match.graph=0,match.fft_tune=0,match.direct_rows=4 -- cuda-opt --only matchcuda
-# --all --min-distance's device prune on every list (it starts past 4096 listed positions): on
+# --all --min-distance's device prune on every list (it starts past 1024 listed positions): on
 # the exact maps and keys, and on cuFFT's map (on the normed ends widened by the test hook:
 # tests/normed_fft_check.sh).
 gpu_test test-match-prune PARVIS_TUNING=match.prune_from=0 -- cuda-opt --only match

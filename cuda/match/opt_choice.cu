@@ -199,7 +199,8 @@ __global__ void prune_drop(uint64_t* __restrict__ low, int w, size_t n, int d,
     if (lo == kNone) continue;
     const int x = int(i % size_t(w)), y = int(i / size_t(w));
     uint64_t m = kNone;
-    fold_by_eight(max(0, y - d + 1), min(h, y + d), [&](int yy) { return row_min[size_t(yy) * size_t(w) + size_t(x)]; },
+    fold_by_eight(max(0, y - d + 1), min(h, y + d),
+                  [&](int yy) { return row_min[size_t(yy) * size_t(w) + size_t(x)]; },
                   [&](uint64_t v) { m = min(m, v); });
     if (m < lo) {
       low[i] = kNone;

@@ -58,7 +58,7 @@ struct MatchTuning {
            " direct_rows=" + (direct_rows ? std::to_string(direct_rows) : std::string("auto")) +
            " fft_tune=" + (fft_tune ? "1" : "0") +
            (fft_bound_scale > 1 ? " fft_bound_scale=" + std::to_string(fft_bound_scale) : std::string()) +
-           (prune_from != 1024 ? " prune_from=" + std::to_string(prune_from) : std::string());
+           (prune_from != MatchTuning().prune_from ? " prune_from=" + std::to_string(prune_from) : std::string());
   }
 };
 
